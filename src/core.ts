@@ -1,0 +1,64 @@
+/**
+ * The runtime-neutral public surface of pod-broker: pod tools (keygen, sign,
+ * verify), `createPod`, the registries, problem codes and the shared types.
+ *
+ * @module
+ */
+
+export {
+  createPod,
+  type CreatePodOptions,
+  DEFAULT_MAX_BLOB_BYTES,
+} from "./create_pod.ts";
+export { createBroker } from "./broker.ts";
+export type { Admission, Broker } from "./broker.ts";
+export {
+  BrokerError,
+  problem,
+  PROBLEM_CODES,
+  type ProblemCode,
+} from "./problem.ts";
+export { jsonLogger, type Logger, type LogLevel, silentLogger } from "./log.ts";
+export { DEFAULT_SIGNALING, resolveOptions } from "./options.ts";
+export type { ResolvedOptions, ResolvedSignalingOptions } from "./options.ts";
+export {
+  DEFAULT_PERMISSIONS_POLICY,
+  DEFAULT_SANDBOX,
+  defaultContentPolicy,
+} from "./pod_headers.ts";
+export {
+  generateKeyPair,
+  publicKeyFromSeed,
+  sign,
+  verify,
+} from "./pod/ed25519.ts";
+export { decodePrivateKeyPem, encodePrivateKeyPem } from "./pod/keys.ts";
+export { type ParsedPod, parsePod, SLOT_LITERAL } from "./pod/format.ts";
+export {
+  type PodManifest,
+  signedMessage,
+  type UnsignedManifest,
+} from "./pod/manifest.ts";
+export { signPod, type SignPodOptions } from "./pod/sign.ts";
+export { type VerifiedPod, verifyPod } from "./pod/verify.ts";
+export { MemoryRegistry } from "./registries/memory.ts";
+export {
+  SqliteRegistry,
+  type SqliteRegistryOptions,
+} from "./registries/sqlite.ts";
+export {
+  type HubClient,
+  type HubStats,
+  SignalingHub,
+} from "./signaling/hub.ts";
+export type { ClientMessage, SignalErrorCode } from "./signaling/messages.ts";
+export type {
+  PeerSocket,
+  PodHeaderOptions,
+  PodRecord,
+  Registry,
+  SignalingOptions,
+  SignalServer,
+  SignalServerOptions,
+} from "./types.ts";
+export { VERSION } from "./version.ts";

@@ -1,0 +1,98 @@
+/**
+ * Turns an uploaded blob into a stored pod: verify, build the record with a
+ * fresh id, `putPod`.
+ *
+ * @module
+ */
+
+import { encodeBase64Url } from "./_encoding.ts";
+import { sha256 } from "./_hash.ts";
+import { POD_ID_LENGTH, randomAlphanumeric } from "./_id.ts";
+import { verifyPod } from "./pod/verify.ts";
+import { BrokerError } from "./problem.ts";
+import type { PodRecord, Registry } from "./types.ts";
+
+/** Options of {@linkcode createPod}. */
+export interface CreatePodOptions {
+  /** Largest accepted blob in bytes. @default {52428800} */
+  maxBlobBytes?: number;
+  /** Clock for `uploadedAt`. @default {() => new Date()} */
+  now?: () => Date;
+  /** Id generator; a taken id is retried. @default 12 random `[A-Za-z0-9]` */
+  randomId?: () => string;
+}
+
+/** The default upload limit: 50 MiB. */
+export const DEFAULT_MAX_BLOB_BYTES = 52_428_800;
+/** How many fresh ids are tried before giving up on a collision. */
+const ID_ATTEMPTS = 8;
+
+/**
+ * Verifies `blob` as a pod and stores it with a fresh id. Nothing reaches
+ * `registry.putPod` unless every check passed.
+ *
+ * @param registry Where to store the pod.
+ * @param blob The pod's bytes.
+ * @param options Limit, clock and id generator.
+ * @returns The stored record.
+ * @throws {BrokerError} `blob_too_large`, a verification code, or
+ * `storage_failed` when the registry could not store it.
+ *
+ * @example Store a signed pod
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createPod, generateKeyPair, MemoryRegistry, signPod } from "./core.ts";
+ *
+ * const { seed } = await generateKeyPair();
+ * const record = await createPod(new MemoryRegistry(), await signPod("<p>hi</p>", seed));
+ * assert.match(record.id, /^[A-Za-z0-9]{12}$/);
+ * ```
+ */
+export async function createPod(
+  registry: Registry,
+  blob: Uint8Array,
+  options: CreatePodOptions = {},
+): Promise<PodRecord> {
+  const maxBlobBytes = options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES;
+  if (blob.length > maxBlobBytes) {
+    throw new BrokerError(
+      "blob_too_large",
+      `Cannot accept the pod: it is ${blob.length} bytes, the limit is ${maxBlobBytes}`,
+    );
+  }
+  const { manifest, ownerPubkey, contentSha256 } = await verifyPod(blob);
+  const randomId = options.randomId ??
+    (() => randomAlphanumeric(POD_ID_LENGTH));
+  try {
+    const record: PodRecord = {
+      id: await freshId(registry, randomId),
+      ownerPubkey,
+      blobSize: blob.length,
+      sha256: encodeBase64Url(sha256(blob)),
+      contentSha256,
+      name: manifest.name ?? null,
+      createdAt: manifest.createdAt ?? null,
+      uploadedAt: (options.now?.() ?? new Date()).toISOString(),
+      hits: 0,
+    };
+    await registry.putPod(record, blob);
+    return record;
+  } catch (cause) {
+    throw new BrokerError(
+      "storage_failed",
+      "Cannot store the pod in the registry",
+      { cause },
+    );
+  }
+}
+
+async function freshId(
+  registry: Registry,
+  randomId: () => string,
+): Promise<string> {
+  for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
+    const id = randomId();
+    if (!(await registry.getRecord(id))) return id;
+  }
+  throw new Error(`Cannot find a free pod id after ${ID_ATTEMPTS} attempts`);
+}

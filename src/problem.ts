@@ -1,0 +1,103 @@
+/**
+ * RFC 9457 problem details: the table of stable error codes, the
+ * {@linkcode BrokerError} that core code throws, and {@linkcode problem},
+ * which turns a code into an `application/problem+json` response.
+ *
+ * @module
+ */
+
+/** Status and title of every stable error code the HTTP API answers with. */
+export const PROBLEM_CODES = {
+  blob_too_large: { status: 413, title: "Payload Too Large" },
+  unsupported_media_type: { status: 415, title: "Unsupported Media Type" },
+  manifest_missing: { status: 400, title: "Bad Request" },
+  manifest_malformed: { status: 400, title: "Bad Request" },
+  signature_invalid: { status: 422, title: "Unprocessable Content" },
+  content_mismatch: { status: 422, title: "Unprocessable Content" },
+  storage_failed: { status: 500, title: "Internal Server Error" },
+  pod_not_found: { status: 404, title: "Not Found" },
+  not_found: { status: 404, title: "Not Found" },
+  method_not_allowed: { status: 405, title: "Method Not Allowed" },
+  upgrade_required: { status: 426, title: "Upgrade Required" },
+  origin_not_allowed: { status: 403, title: "Forbidden" },
+  too_many_sockets: { status: 503, title: "Service Unavailable" },
+  shutting_down: { status: 503, title: "Service Unavailable" },
+  internal_error: { status: 500, title: "Internal Server Error" },
+} as const;
+
+/** A stable, machine-readable error code of the HTTP API. */
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/**
+ * An error with a stable {@linkcode ProblemCode}; the broker converts it into
+ * a problem response at a single boundary.
+ *
+ * @example Catch a coded error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { BrokerError } from "./problem.ts";
+ *
+ * const error = new BrokerError("manifest_missing", "No manifest slot");
+ * assert.equal(error.status, 400);
+ * ```
+ */
+export class BrokerError extends Error {
+  /** The stable error code. */
+  readonly code: ProblemCode;
+  /** The HTTP status that the code maps to. */
+  readonly status: number;
+
+  /**
+   * Makes an error for `code` with a human-readable `detail`.
+   *
+   * @param code The stable error code.
+   * @param detail What went wrong, for a human.
+   * @param options Standard error options (`cause`).
+   */
+  constructor(code: ProblemCode, detail: string, options?: ErrorOptions) {
+    super(detail, options);
+    this.name = "BrokerError";
+    this.code = code;
+    this.status = PROBLEM_CODES[code].status;
+  }
+}
+
+/**
+ * Builds an RFC 9457 `application/problem+json` response.
+ *
+ * @param code The stable error code; it fixes the status and title.
+ * @param detail What went wrong, for a human.
+ * @param headers Extra response headers (for example `Allow`).
+ * @returns The problem response.
+ *
+ * @example A 404 problem
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { problem } from "./problem.ts";
+ *
+ * const response = problem("pod_not_found", "No pod has this id");
+ * assert.equal(response.status, 404);
+ * assert.equal((await response.json()).code, "pod_not_found");
+ * ```
+ */
+export function problem(
+  code: ProblemCode,
+  detail: string,
+  headers?: HeadersInit,
+): Response {
+  const { status, title } = PROBLEM_CODES[code];
+  const body = JSON.stringify({
+    type: "about:blank",
+    title,
+    status,
+    code,
+    detail,
+  });
+  const response = new Response(
+    body,
+    headers ? { status, headers } : { status },
+  );
+  response.headers.set("Content-Type", "application/problem+json");
+  response.headers.set("Cache-Control", "no-store");
+  return response;
+}

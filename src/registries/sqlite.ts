@@ -1,0 +1,234 @@
+/**
+ * A persistent registry: records in a SQLite file (`node:sqlite`, built into
+ * Deno 2.2+ and Node 22.13+), blobs as files in `dataDir/blobs/`.
+ *
+ * A blob is written to a temporary file, synced, and renamed into place
+ * before its record is committed, so a crash at any moment leaves no record
+ * without its blob. Temporary files and blobs without a record, which only a
+ * crash leaves behind, are removed when the registry opens.
+ *
+ * @module
+ */
+
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { randomAlphanumeric } from "../_id.ts";
+import type { PodRecord, Registry } from "../types.ts";
+
+/** Options of {@linkcode SqliteRegistry}. */
+export interface SqliteRegistryOptions {
+  /** Directory for `pods.sqlite` and `blobs/`; created when missing. */
+  dataDir: string;
+}
+
+const TEMP_PREFIX = ".tmp-";
+const STREAM_CHUNK_BYTES = 256 * 1024;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS pods (
+  id TEXT PRIMARY KEY,
+  owner_pubkey TEXT NOT NULL,
+  blob_size INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  content_sha256 TEXT NOT NULL,
+  name TEXT,
+  created_at TEXT,
+  uploaded_at TEXT NOT NULL,
+  hits INTEGER NOT NULL DEFAULT 0
+) STRICT`;
+
+interface Row {
+  id: string;
+  owner_pubkey: string;
+  blob_size: number;
+  sha256: string;
+  content_sha256: string;
+  name: string | null;
+  created_at: string | null;
+  uploaded_at: string;
+  hits: number;
+}
+
+/**
+ * Stores pods in `dataDir`, across restarts.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { SqliteRegistry } from "./sqlite.ts";
+ *
+ * const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+ * assert.equal(await registry.getRecord("AAAAAAAAAAAA"), null);
+ * registry.close();
+ * ```
+ */
+export class SqliteRegistry implements Registry {
+  #db: DatabaseSync;
+  #blobDir: string;
+  #insert: StatementSync;
+  #select: StatementSync;
+  #bump: StatementSync;
+  #delete: StatementSync;
+
+  /**
+   * Opens (or creates) the registry in `dataDir` and removes what a crash
+   * left behind.
+   *
+   * @param options The data directory.
+   * @throws {TypeError} When `dataDir` is missing.
+   * @throws {Error} When the directory cannot be created or written.
+   */
+  constructor(options: SqliteRegistryOptions) {
+    if (typeof options?.dataDir !== "string" || options.dataDir === "") {
+      throw new TypeError(
+        "Cannot open SqliteRegistry: option 'dataDir' is required",
+      );
+    }
+    this.#blobDir = join(options.dataDir, "blobs");
+    mkdirSync(this.#blobDir, { recursive: true });
+    this.#db = new DatabaseSync(join(options.dataDir, "pods.sqlite"));
+    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+    this.#db.exec(SCHEMA);
+    this.#insert = this.#db.prepare(
+      `INSERT INTO pods (id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at,
+        uploaded_at, hits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#select = this.#db.prepare("SELECT * FROM pods WHERE id = ?");
+    this.#bump = this.#db.prepare(
+      "UPDATE pods SET hits = hits + 1 WHERE id = ?",
+    );
+    this.#delete = this.#db.prepare("DELETE FROM pods WHERE id = ?");
+    this.#removeStrays();
+  }
+
+  /** Writes the blob (temp file, sync, rename), then commits the record. */
+  async putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
+    const path = this.#blobPath(record.id);
+    const temp = join(
+      this.#blobDir,
+      `${TEMP_PREFIX}${record.id}-${randomAlphanumeric(8)}`,
+    );
+    try {
+      const file = await open(temp, "wx");
+      try {
+        await file.writeFile(blob);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await rename(temp, path);
+      this.#insert.run(
+        record.id,
+        record.ownerPubkey,
+        record.blobSize,
+        record.sha256,
+        record.contentSha256,
+        record.name,
+        record.createdAt,
+        record.uploadedAt,
+        record.hits,
+      );
+    } catch (error) {
+      await rm(temp, { force: true });
+      // The rename may have happened: a blob without its record must go too,
+      // unless the insert failed because the id was already stored.
+      if (!this.#select.get(record.id)) await rm(path, { force: true });
+      throw error;
+    }
+  }
+
+  /** The record of `id`, or null. */
+  getRecord(id: string): Promise<PodRecord | null> {
+    const row = this.#select.get(id) as Row | undefined;
+    return Promise.resolve(row ? toRecord(row) : null);
+  }
+
+  /** The blob of `id`, read whole, or null. */
+  async getBlob(id: string): Promise<Uint8Array | null> {
+    if (!this.#select.get(id)) return null;
+    try {
+      return new Uint8Array(await readFile(this.#blobPath(id)));
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  /** The blob of `id` as a stream of 256 KiB chunks, or null. */
+  async getBlobStream(id: string): Promise<ReadableStream<Uint8Array> | null> {
+    if (!this.#select.get(id)) return null;
+    let file;
+    try {
+      file = await open(this.#blobPath(id), "r");
+    } catch (error) {
+      if (isNotFound(error)) return null;
+      throw error;
+    }
+    const handle = file;
+    return new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        const buffer = new Uint8Array(STREAM_CHUNK_BYTES);
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+        if (bytesRead === 0) {
+          await handle.close();
+          controller.close();
+        } else {
+          controller.enqueue(buffer.subarray(0, bytesRead));
+        }
+      },
+      async cancel() {
+        await handle.close();
+      },
+    });
+  }
+
+  /** Counts one more hit for `id`. */
+  bumpHits(id: string): Promise<void> {
+    this.#bump.run(id);
+    return Promise.resolve();
+  }
+
+  /** Removes the record, then the blob, of `id`; whether there was a record. */
+  async deletePod(id: string): Promise<boolean> {
+    const { changes } = this.#delete.run(id);
+    await rm(this.#blobPath(id), { force: true });
+    return Number(changes) > 0;
+  }
+
+  /** Closes the database. */
+  close(): void {
+    if (this.#db.isOpen) this.#db.close();
+  }
+
+  #blobPath(id: string): string {
+    return join(this.#blobDir, id);
+  }
+
+  #removeStrays(): void {
+    for (const name of readdirSync(this.#blobDir)) {
+      if (name.startsWith(TEMP_PREFIX) || !this.#select.get(name)) {
+        rmSync(join(this.#blobDir, name), { force: true, recursive: true });
+      }
+    }
+  }
+}
+
+function toRecord(row: Row): PodRecord {
+  return {
+    id: row.id,
+    ownerPubkey: row.owner_pubkey,
+    blobSize: Number(row.blob_size),
+    sha256: row.sha256,
+    contentSha256: row.content_sha256,
+    name: row.name,
+    createdAt: row.created_at,
+    uploadedAt: row.uploaded_at,
+    hits: Number(row.hits),
+  };
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { code?: string })?.code === "ENOENT";
+}

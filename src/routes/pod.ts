@@ -1,0 +1,119 @@
+/**
+ * `GET`/`HEAD /:id` (the pod itself, with its security headers, ETag and
+ * 304) and `GET /:id/meta` (the record as JSON).
+ *
+ * @module
+ */
+
+import { isPodId } from "../_id.ts";
+import type { Logger } from "../log.ts";
+import { appendPodHeaders } from "../pod_headers.ts";
+import { BrokerError } from "../problem.ts";
+import type { PodHeaderOptions, PodRecord, Registry } from "../types.ts";
+
+/** What the pod routes need from the broker. */
+export interface PodContext {
+  /** Where pods are. */
+  registry: Registry;
+  /** Pod header overrides. */
+  podHeaderOptions: PodHeaderOptions;
+  /** The public base URL for this request, without a trailing slash. */
+  baseUrl: string;
+  /** The broker's WebSocket signaling URL. */
+  signalUrl: string;
+  /** Where a failed `bumpHits` is reported. */
+  logger: Logger;
+}
+
+/**
+ * Serves a pod: 200 with the stored bytes (streamed when the registry can),
+ * 304 when `If-None-Match` matches; HEAD has GET's headers and no body.
+ *
+ * @param request The GET or HEAD request.
+ * @param id The path segment.
+ * @param context Registry, headers and logger.
+ * @returns The pod response.
+ * @throws {BrokerError} `pod_not_found`.
+ */
+export async function handlePod(
+  request: Request,
+  id: string,
+  context: PodContext,
+): Promise<Response> {
+  const record = await findRecord(context.registry, id);
+  const etag = `"${record.sha256}"`;
+  const headers = new Headers({
+    "Content-Type": "text/html; charset=utf-8",
+    "Cache-Control": "public, max-age=300",
+    ETag: etag,
+  });
+  appendPodHeaders(headers, context.podHeaderOptions, context.signalUrl);
+  if (matchesEtag(request.headers.get("If-None-Match"), etag)) {
+    return new Response(null, { status: 304, headers });
+  }
+  headers.set("Content-Length", String(record.blobSize));
+  if (request.method === "HEAD") {
+    return new Response(null, { status: 200, headers });
+  }
+  const { registry } = context;
+  const body = registry.getBlobStream
+    ? await registry.getBlobStream(id)
+    : await registry.getBlob(id);
+  if (body === null) throw notFound(id);
+  // Counting hits must never slow or fail the response.
+  Promise.resolve()
+    .then(() => registry.bumpHits(id))
+    .catch((error) =>
+      context.logger("warn", "Cannot count a hit", { id, error })
+    );
+  return new Response(body as BodyInit, { status: 200, headers });
+}
+
+/**
+ * Serves a pod's record as JSON, with its URL.
+ *
+ * @param id The path segment.
+ * @param context Registry and base URL.
+ * @returns 200 with the record.
+ * @throws {BrokerError} `pod_not_found`.
+ */
+export async function handleMeta(
+  id: string,
+  context: PodContext,
+): Promise<Response> {
+  const record = await findRecord(context.registry, id);
+  return Response.json({
+    id: record.id,
+    url: `${context.baseUrl}/${record.id}`,
+    ownerPubkey: record.ownerPubkey,
+    blobSize: record.blobSize,
+    sha256: record.sha256,
+    contentSha256: record.contentSha256,
+    name: record.name,
+    createdAt: record.createdAt,
+    uploadedAt: record.uploadedAt,
+    hits: record.hits,
+  }, { headers: { "Cache-Control": "no-cache" } });
+}
+
+async function findRecord(registry: Registry, id: string): Promise<PodRecord> {
+  // A malformed id never reaches the registry.
+  const record = isPodId(id) ? await registry.getRecord(id) : null;
+  if (record === null) throw notFound(id);
+  return record;
+}
+
+function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
+  if (ifNoneMatch === null) return false;
+  return ifNoneMatch.split(",").some((tag) => {
+    const trimmed = tag.trim();
+    return trimmed === "*" || trimmed.replace(/^W\//, "") === etag;
+  });
+}
+
+function notFound(id: string): BrokerError {
+  return new BrokerError(
+    "pod_not_found",
+    `Cannot find a pod with id '${id.slice(0, 64)}'`,
+  );
+}

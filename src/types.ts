@@ -1,0 +1,123 @@
+/**
+ * Public types shared by the core, the registries and both runtime adapters.
+ *
+ * @module
+ */
+
+import type { Logger } from "./log.ts";
+
+/** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
+export interface PodRecord {
+  /** 12 characters of `[A-Za-z0-9]`, chosen by the broker. */
+  id: string;
+  /** The author's Ed25519 public key (the manifest's `publicKey`). */
+  ownerPubkey: string;
+  /** Size of the stored blob in bytes. */
+  blobSize: number;
+  /** SHA-256 of the whole stored blob (the ETag's value). */
+  sha256: string;
+  /** SHA-256 of the blob without its manifest payload (signed by the author). */
+  contentSha256: string;
+  /** The manifest's display name, or null. */
+  name: string | null;
+  /** The manifest's `createdAt`, or null. */
+  createdAt: string | null;
+  /** When the broker stored the pod (the broker's clock). */
+  uploadedAt: string;
+  /** How many times the pod was served with 200. */
+  hits: number;
+}
+
+/**
+ * Storage for pods. Any object with these four methods is a valid registry.
+ * `putPod` is only ever called for a verified pod.
+ */
+export interface Registry {
+  /** Stores a record and its blob, all or nothing. */
+  putPod(record: PodRecord, blob: Uint8Array): Promise<void>;
+  /** The record of `id`, or null. */
+  getRecord(id: string): Promise<PodRecord | null>;
+  /** The blob of `id`, or null. */
+  getBlob(id: string): Promise<Uint8Array | null>;
+  /** Counts one more hit for `id`. */
+  bumpHits(id: string): Promise<void>;
+  /**
+   * Optional: the blob of `id` as a stream, so that large pods are served
+   * without loading them whole. Used instead of `getBlob` when present.
+   */
+  getBlobStream?(id: string): Promise<ReadableStream<Uint8Array> | null>;
+}
+
+/** A WebSocket as the signaling hub sees it: the two things it ever does. */
+export interface PeerSocket {
+  /** Sends one text frame. */
+  send(text: string): void;
+  /** Closes the socket with a WebSocket close code and reason. */
+  close(code: number, reason: string): void;
+}
+
+/** Response headers for served pods (DESIGN section 3). */
+export interface PodHeaderOptions {
+  /** Replaces the content policy (the second Content-Security-Policy). */
+  csp?: string;
+  /** Replaces the Permissions-Policy header. */
+  permissionsPolicy?: string;
+  /**
+   * Sandbox tokens of the first Content-Security-Policy.
+   * `allow-same-origin` is refused.
+   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
+   */
+  sandbox?: string;
+}
+
+/** Limits and policy of the signaling hub (DESIGN section 4). */
+export interface SignalingOptions {
+  /** Largest accepted frame in bytes; larger ones close the socket with 1009. @default {65536} */
+  maxFrameBytes?: number;
+  /** Peers allowed in one session; past it `session_full`. @default {32} */
+  maxPeersPerSession?: number;
+  /** Open sockets allowed in the broker; past it 503 before upgrade. @default {10000} */
+  maxSockets?: number;
+  /** A socket that has not joined within this is closed. @default {10000} */
+  joinTimeoutMs?: number;
+  /** Token bucket size per socket. @default {100} */
+  rateLimitBurst?: number;
+  /** Token bucket refill per second per socket. @default {50} */
+  rateLimitPerSecond?: number;
+  /** Ping interval; a peer silent for two intervals is dead. @default {30000} */
+  pingIntervalMs?: number;
+  /** Origins (the literal "null" included) allowed to connect; absent allows any. */
+  allowedOrigins?: string[];
+}
+
+/** Options of `createSignalServer` (DESIGN section 6). */
+export interface SignalServerOptions {
+  /** Where pods are stored (required). */
+  registry: Registry;
+  /** Port to listen on; 0 picks a free one. @default {8080} */
+  port?: number;
+  /** Address to listen on. @default {"0.0.0.0"} */
+  hostname?: string;
+  /** Public base URL of pod links; else the request's own origin. */
+  baseUrl?: string;
+  /** Honour `X-Forwarded-Proto` / `X-Forwarded-Host`. @default {false} */
+  trustProxy?: boolean;
+  /** Upload limit in bytes. @default {52428800} */
+  maxBlobBytes?: number;
+  /** Pod response headers. */
+  podHeaderOptions?: PodHeaderOptions;
+  /** Signaling limits. */
+  signaling?: SignalingOptions;
+  /** Receives log events. @default {jsonLogger} */
+  logger?: Logger;
+}
+
+/** A running broker, as `createSignalServer` returns it. */
+export interface SignalServer {
+  /** The bound port. */
+  readonly port: number;
+  /** The bound address. */
+  readonly hostname: string;
+  /** Closes every WebSocket with 1001, stops listening, and resolves when all is done. */
+  close(): Promise<void>;
+}
