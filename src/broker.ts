@@ -188,13 +188,17 @@ export function createBroker(options: ResolvedOptions): Broker {
 function baseUrlOf(request: Request, options: ResolvedOptions): string {
   if (options.baseUrl !== null) return options.baseUrl;
   const url = new URL(request.url);
-  if (options.trustProxy) {
-    const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
-    const host = firstValue(request.headers.get("X-Forwarded-Host"));
-    if (proto === "http" || proto === "https") url.protocol = `${proto}:`;
-    if (host) url.host = host;
+  if (!options.trustProxy) return url.origin;
+  const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
+  const host = firstValue(request.headers.get("X-Forwarded-Host"));
+  const scheme = proto === "http" || proto === "https"
+    ? proto
+    : url.protocol.slice(0, -1);
+  try {
+    return new URL(`${scheme}://${host ?? url.host}`).origin;
+  } catch {
+    return url.origin;
   }
-  return url.origin;
 }
 
 function firstValue(header: string | null): string | undefined {

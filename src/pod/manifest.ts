@@ -125,9 +125,10 @@ export function isRfc3339Utc(value: unknown): value is string {
   const [, year, month, day, hour, minute, second] = match.map(
     Number,
   ) as number[];
-  const date = new Date(
-    Date.UTC(year!, month! - 1, day!, hour!, minute!, second!),
-  );
+  // Not Date.UTC: it reads years 0 to 99 as 1900 to 1999.
+  const date = new Date(0);
+  date.setUTCFullYear(year!, month! - 1, day!);
+  date.setUTCHours(hour!, minute!, second!);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month! - 1 &&
     date.getUTCDate() === day && date.getUTCHours() === hour &&
     date.getUTCMinutes() === minute && date.getUTCSeconds() === second;

@@ -105,6 +105,9 @@ export class SqliteRegistry implements Registry {
 
   /** Writes the blob (temp file, sync, rename), then commits the record. */
   async putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
+    if (this.#select.get(record.id)) {
+      throw new Error(`Cannot store pod '${record.id}': the id is taken`);
+    }
     const path = this.#blobPath(record.id);
     const temp = join(
       this.#blobDir,

@@ -1,0 +1,156 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { signedPod } from "./_helpers.ts";
+
+const MOD = new URL("../src/mod.ts", import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[]): Promise<Run> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, ...args],
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder();
+  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+}
+
+Deno.test("cli --help and --version print and exit 0", async () => {
+  const help = await cli(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /--registry memory\|sqlite/);
+  assert.match(help.stdout, /keygen/);
+  const { version } = JSON.parse(
+    await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
+  );
+  const shown = await cli(["--version"]);
+  assert.equal(shown.code, 0);
+  assert.equal(shown.stdout.trim(), version);
+});
+
+Deno.test("cli exits 2 with a one-line reason on bad input", async () => {
+  const file = await Deno.makeTempFile();
+  const cases: [string[], RegExp][] = [
+    [["--bogus"], /Unknown option '--bogus'/],
+    [["--registry", "sqlite"], /--registry sqlite needs --data-dir PATH/],
+    [["--registry", "redis"], /Cannot use --registry 'redis'/],
+    [["--port", "http"], /Cannot use --port 'http'/],
+    [["--port", "70000"], /Cannot use --port '70000'/],
+    [
+      ["--registry", "sqlite", "--data-dir", join(file, "sub")],
+      /Cannot write to --data-dir/,
+    ],
+    [["--sandbox", "allow-scripts allow-same-origin"], /allow-same-origin/],
+    [["--max-peers-per-session", "0"], /--max-peers-per-session '0'/],
+    [["sign", "/tmp/x.html"], /sign needs --key FILE/],
+    [["verify"], /verify takes exactly one file/],
+  ];
+  for (const [args, reason] of cases) {
+    const run = await cli(args);
+    assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.match(run.stderr, reason);
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+  }
+});
+
+Deno.test("cli keygen, sign and verify make a pod that verifies", async () => {
+  const dir = await Deno.makeTempDir();
+  const key = join(dir, "author.pem");
+  const made = await cli(["keygen", "--out", key]);
+  assert.equal(made.code, 0);
+  const publicKey = /publicKey: ([A-Za-z0-9_-]{43})/.exec(made.stderr)![1];
+  assert.match(await Deno.readTextFile(key), /^-----BEGIN PRIVATE KEY-----\n/);
+  assert.equal((await Deno.stat(key)).mode! & 0o777, 0o600);
+  await Deno.writeTextFile(
+    join(dir, "page.html"),
+    "<!doctype html><head></head><p>hi</p>",
+  );
+  const signed = await cli([
+    "sign",
+    "--key",
+    key,
+    "--name",
+    "Hi",
+    "--out",
+    join(dir, "pod.html"),
+    join(dir, "page.html"),
+  ]);
+  assert.equal(signed.code, 0, signed.stderr);
+  const verified = await cli(["verify", join(dir, "pod.html")]);
+  assert.equal(verified.code, 0);
+  const report = JSON.parse(verified.stdout);
+  assert.equal(report.ownerPubkey, publicKey);
+  assert.equal(report.name, "Hi");
+
+  const pod = await Deno.readFile(join(dir, "pod.html"));
+  pod[pod.length - 3]! ^= 1;
+  await Deno.writeFile(join(dir, "tampered.html"), pod);
+  const refused = await cli(["verify", join(dir, "tampered.html")]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /content_mismatch/);
+});
+
+async function waitForLine(
+  reader: ReadableStreamDefaultReader<string>,
+  pattern: RegExp,
+): Promise<string> {
+  let seen = "";
+  while (!pattern.test(seen)) {
+    const { done, value } = await reader.read();
+    if (done) {
+      throw new Error(`The process ended before printing ${pattern}: ${seen}`);
+    }
+    seen += value;
+  }
+  return seen;
+}
+
+Deno.test("cli serves on the sqlite registry and stops with exit 0 on SIGTERM", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      MOD,
+      "--registry",
+      "sqlite",
+      "--data-dir",
+      dataDir,
+      "--port",
+      "0",
+      "--hostname",
+      "127.0.0.1",
+    ],
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    const line = await waitForLine(
+      reader,
+      /listening on http:\/\/127\.0\.0\.1:(\d+)/,
+    );
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line)![1];
+    const response = await fetch(`http://127.0.0.1:${port}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html" },
+      body: await signedPod(),
+    });
+    assert.equal(response.status, 201);
+    await response.body?.cancel();
+    child.kill("SIGTERM");
+    assert.equal((await child.status).code, 0);
+  } finally {
+    reader.releaseLock();
+    await child.stderr.cancel().catch(() => {});
+    try {
+      child.kill();
+    } catch { /* already gone */ }
+  }
+});
