@@ -611,7 +611,7 @@ Deno.test("podHeaderOptions replace the content policy, Permissions-Policy and s
   assert.equal(response.headers.get("Permissions-Policy"), "camera=(self)");
 });
 
-Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-range options", async () => {
+Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-range options", () => {
   const registry = new MemoryRegistry();
   const cases: [Record<string, unknown>, RegExp][] = [
     [
