@@ -321,10 +321,12 @@ async function publish(args: string[]): Promise<number> {
   const response = await fetch(endpoint, {
     method: "POST",
     headers: { "Content-Type": "text/html; charset=utf-8" },
-    body: pod as BodyInit,
+    body: pod as Uint8Array<ArrayBuffer>,
   });
-  const body = await response.json().catch(() => null);
-  if (response.status !== 201) {
+  const body = await response.json().catch(() => null) as
+    | { url?: string; code?: string; detail?: string }
+    | null;
+  if (response.status !== 201 || body?.url === undefined) {
     const reason = body?.code
       ? `${body.code}: ${body.detail}`
       : `HTTP ${response.status}`;

@@ -83,7 +83,7 @@ export class BrokerError extends Error {
 export function problem(
   code: ProblemCode,
   detail: string,
-  headers?: HeadersInit,
+  headers?: Record<string, string>,
 ): Response {
   const { status, title } = PROBLEM_CODES[code];
   const body = JSON.stringify({

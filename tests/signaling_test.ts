@@ -323,6 +323,8 @@ Deno.test("signaling: close() of the server closes open sockets with 1001", asyn
   await t.server.close();
   for (const client of [...clients, idle]) {
     assert.equal((await client.closed).code, 1001);
+    // The broker leaves, not the peers: nobody is told of a peer-left.
+    assert.equal(client.pending, 0);
   }
   // A second close is harmless.
   await t.server.close();

@@ -66,7 +66,10 @@ export async function handlePod(
     .catch((error) =>
       context.logger("warn", "Cannot count a hit", { id, error })
     );
-  return new Response(body as BodyInit, { status: 200, headers });
+  return new Response(
+    body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>,
+    { status: 200, headers },
+  );
 }
 
 /**

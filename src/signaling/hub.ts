@@ -149,10 +149,16 @@ export class SignalingHub {
     };
   }
 
-  /** Closes every socket with 1001 (going away). */
+  /**
+   * Closes every socket with 1001 (going away). Peers are not told of each
+   * other's departure: the broker is leaving, not they, and their data
+   * channels live on without it.
+   */
   closeAll(): void {
+    for (const peer of this.#live) peer.closing = true;
     for (const peer of this.#live) {
-      this.#close(peer, CLOSE_CODES.goingAway, "Server shutting down");
+      this.#leave(peer);
+      this.#closeSocket(peer, CLOSE_CODES.goingAway, "Server shutting down");
     }
   }
 
@@ -296,6 +302,10 @@ export class SignalingHub {
     if (peer.closing) return;
     peer.closing = true;
     this.#leave(peer);
+    this.#closeSocket(peer, code, reason);
+  }
+
+  #closeSocket(peer: Peer, code: number, reason: string): void {
     try {
       peer.socket.close(code, reason);
     } catch (error) {

@@ -1,0 +1,2 @@
+/** Debian's Chromium; the browser tests never download one. */
+export const CHROMIUM = "/usr/bin/chromium";
