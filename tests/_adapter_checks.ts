@@ -48,7 +48,7 @@ export async function runAdapterChecks(api: BrokerApi): Promise<void> {
       stored = await checkPodRoundTrip(api, base);
       await checkUploadLimits(api, base);
       await checkErrors(base);
-      await checkSignaling(api, base, server.close);
+      await checkSignaling(api, base, () => server.close());
     } finally {
       await server.close();
     }
@@ -139,7 +139,7 @@ async function checkUploadLimits(api: BrokerApi, base: string): Promise<void> {
   assert.equal(blobSize, big.length);
   const served = new Uint8Array(await (await fetch(url)).arrayBuffer());
   assert.equal(served.length, big.length);
-  assert.ok(served.every((byte, i) => byte === big[i]), "served bytes differ");
+  assert.ok(sameBytes(served, big), "the served bytes differ");
 
   // Refused from Content-Length, before the body is read.
   await assertProblem(
@@ -228,14 +228,14 @@ async function checkSignaling(
   assert.equal(health.peers, 2);
 
   bob.ws.send("x".repeat(api.DEFAULT_SIGNALING.maxFrameBytes + 1));
-  assert.equal((await bob.closed).code, 1009);
+  assert.equal((await bob.closed()).code, 1009);
   assert.deepEqual(await alice.next(), {
     type: "peer-left",
     peerId: bobJoined.peerId,
   });
 
   await close();
-  assert.equal((await alice.closed).code, 1001);
+  assert.equal((await alice.closed()).code, 1001);
 }
 
 /** A WebSocket whose JSON frames queue up for `next()`. */
@@ -243,7 +243,7 @@ interface Peer {
   ws: WebSocket;
   send(frame: Frame): void;
   next(): Promise<Frame>;
-  closed: Promise<{ code: number }>;
+  closed(): Promise<{ code: number }>;
 }
 
 async function connect(url: string): Promise<Peer> {
@@ -277,7 +277,7 @@ async function connect(url: string): Promise<Peer> {
         "a signaling frame",
       );
     },
-    closed: within(closed, "the WebSocket to close"),
+    closed: () => within(closed, "the WebSocket to close"),
   };
 }
 
@@ -296,6 +296,12 @@ async function within<T>(promise: Promise<T>, what: string): Promise<T> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function upload(

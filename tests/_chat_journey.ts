@@ -94,11 +94,12 @@ try {
   const peerId = (page: Page) =>
     page.locator("#me").textContent({ timeout: 10_000 });
   async function waitForOpenPeers(page: Page, count: number): Promise<void> {
-    await page.waitForFunction(
-      (n) =>
-        document.querySelectorAll('#peers li[data-state="open"]').length === n,
-      count,
+    await page.locator('#peers li[data-state="open"]').nth(count - 1).waitFor(
       WAIT,
+    );
+    assert.equal(
+      await page.locator('#peers li[data-state="open"]').count(),
+      count,
     );
   }
   async function say(
@@ -171,8 +172,12 @@ try {
     await frame.screenshot({ path: screenshotPath });
   }
 
-  assert.deepEqual(violations, [], "no CSP violation during the chat");
-  assert.deepEqual(errors, [], "no uncaught error in the pod");
+  assert.equal(
+    violations.length,
+    0,
+    `CSP violations: ${violations.join("\n")}`,
+  );
+  assert.equal(errors.length, 0, `uncaught errors: ${errors.join("\n")}`);
 
   // The pod's origin is opaque: storage throws.
   const storage = await a.page.evaluate(() => {
