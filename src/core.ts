@@ -51,7 +51,12 @@ export {
   type HubStats,
   SignalingHub,
 } from "./signaling/hub.ts";
-export type { ClientMessage, SignalErrorCode } from "./signaling/messages.ts";
+export type {
+  CandidateData,
+  ClientMessage,
+  SdpData,
+  SignalErrorCode,
+} from "./signaling/messages.ts";
 export type {
   PeerSocket,
   PodHeaderOptions,

@@ -19,11 +19,11 @@
  */
 
 import { createSignalServer } from "./adapters/deno.ts";
-import { runCli } from "./cli.ts";
+import { type CreateSignalServer, runCli } from "./cli.ts";
 
 export * from "./core.ts";
 export { createSignalServer };
-export { runCli };
+export { type CreateSignalServer, runCli };
 
 if (import.meta.main) {
   Deno.exitCode = await runCli(Deno.args, createSignalServer);

@@ -1,0 +1,25 @@
+# pod-broker on Deno: SQLite registry on the /data volume, port 8080.
+#   docker build -t pod-broker .
+#   docker run -p 8080:8080 -v pod-data:/data pod-broker
+FROM denoland/deno:2.9.6
+
+WORKDIR /app
+RUN mkdir -p /data && chown deno:deno /data
+USER deno
+
+# Dependencies are fetched at build time only; the container runs offline
+# (--cached-only) from the image's DENO_DIR.
+COPY --chown=deno:deno deno.json deno.lock ./
+COPY --chown=deno:deno src/ src/
+RUN deno install --frozen --entrypoint src/mod.ts
+
+EXPOSE 8080
+VOLUME /data
+
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["deno", "eval", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1);"]
+
+# The narrowest permissions that work: the network, and /data for the
+# SQLite file and the blobs. Flags given to `docker run` replace CMD.
+ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data", "--allow-write=/data", "src/mod.ts"]
+CMD ["--registry", "sqlite", "--data-dir", "/data", "--port", "8080"]
