@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { signedPod } from "./_helpers.ts";
+import { signedPod, startServer } from "./_helpers.ts";
 
 const MOD = new URL("../src/mod.ts", import.meta.url).pathname;
 
@@ -153,4 +153,19 @@ Deno.test("cli serves on the sqlite registry and stops with exit 0 on SIGTERM", 
       child.kill();
     } catch { /* already gone */ }
   }
+});
+
+Deno.test("cli publish signs the chat pod and uploads it, printing its URL", async () => {
+  await using t = await startServer();
+  const chat = new URL("../examples/chat/chat.html", import.meta.url).pathname;
+  const run = await cli(["publish", "--broker", t.url, "--name", "Chat", chat]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stderr, /fresh key/);
+  const url = run.stdout.trim();
+  assert.match(url, new RegExp(`^${t.url}/[A-Za-z0-9]{12}$`));
+  const meta = await (await fetch(`${url}/meta`)).json();
+  assert.equal(meta.name, "Chat");
+  const refused = await cli(["publish", "--broker", t.url, "--key", MOD, chat]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.stderr, /Cannot read private key/);
 });
