@@ -72,7 +72,7 @@ async function readBody(
 ): Promise<Uint8Array> {
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
-  let buffer = new Uint8Array(expected ?? 0);
+  const buffer = new Uint8Array(expected ?? 0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   let buffered = 0;
@@ -100,7 +100,6 @@ async function readBody(
   const joined = new Uint8Array(size);
   let offset = buffered;
   joined.set(buffer.subarray(0, buffered));
-  buffer = new Uint8Array(0);
   for (const chunk of chunks) {
     joined.set(chunk, offset);
     offset += chunk.length;
