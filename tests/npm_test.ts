@@ -11,7 +11,7 @@ import { runAdapterChecks } from "./_adapter_checks.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const NODE = `node@${Deno.env.get("POD_BROKER_TEST_NODE") ?? "22"}`;
-/** What a change in makes the tarball stale. */
+/** The build's inputs: a change in any of them makes the tarball stale. */
 const BUILD_INPUTS = [
   "src",
   "scripts/build_npm.ts",
@@ -27,9 +27,12 @@ Deno.test("createSignalServer() on Deno passes the adapter checks", async () => 
 
 Deno.test("npm package installs and serves on Node 22", async (t) => {
   let tarball = "";
-  await t.step("build:npm packs the tarball (or it is up to date)", async () => {
-    tarball = await ensureTarball();
-  });
+  await t.step(
+    "build:npm packs the tarball (or it is up to date)",
+    async () => {
+      tarball = await ensureTarball();
+    },
+  );
 
   const project = await Deno.makeTempDir({ prefix: "pod-broker-npm-test-" });
   try {
@@ -46,35 +49,38 @@ Deno.test("npm package installs and serves on Node 22", async (t) => {
       );
     });
 
-    await t.step("the adapter checks pass on Node 22 via the public API", async () => {
-      // The checks import only node: built-ins, so plain transpiling does.
-      const source = await Deno.readTextFile(
-        join(ROOT, "tests/_adapter_checks.ts"),
-      );
-      const { outputText } = ts.transpileModule(source, {
-        compilerOptions: {
-          module: ts.ModuleKind.ESNext,
-          target: ts.ScriptTarget.ES2022,
-        },
-      });
-      await Deno.writeTextFile(join(project, "checks.mjs"), outputText);
-      await Deno.writeTextFile(
-        join(project, "main.mjs"),
-        [
-          'import * as api from "pod-broker";',
-          'import { runAdapterChecks } from "./checks.mjs";',
-          "await runAdapterChecks(api);",
-          'console.log(`checks passed on ${process.version}`);',
-        ].join("\n"),
-      );
-      const stdout = await run(
-        "npx",
-        ["-y", NODE, "main.mjs"],
-        project,
-        3 * MINUTE,
-      );
-      assert.match(stdout, /checks passed on v22\./);
-    });
+    await t.step(
+      "the adapter checks pass on Node 22 via the public API",
+      async () => {
+        // The checks import only node: built-ins, so plain transpiling does.
+        const source = await Deno.readTextFile(
+          join(ROOT, "tests/_adapter_checks.ts"),
+        );
+        const { outputText } = ts.transpileModule(source, {
+          compilerOptions: {
+            module: ts.ModuleKind.ESNext,
+            target: ts.ScriptTarget.ES2022,
+          },
+        });
+        await Deno.writeTextFile(join(project, "checks.mjs"), outputText);
+        await Deno.writeTextFile(
+          join(project, "main.mjs"),
+          [
+            'import * as api from "pod-broker";',
+            'import { runAdapterChecks } from "./checks.mjs";',
+            "await runAdapterChecks(api);",
+            "console.log(`checks passed on ${process.version}`);",
+          ].join("\n"),
+        );
+        const stdout = await run(
+          "npx",
+          ["-y", NODE, "main.mjs"],
+          project,
+          3 * MINUTE,
+        );
+        assert.match(stdout, /checks passed on v\d+\./);
+      },
+    );
 
     await t.step("npx pod-broker --help and --version work", async () => {
       // Put Node 22 first on PATH, so that the bin's `#!/usr/bin/env node`

@@ -6,16 +6,21 @@
  * @module
  */
 
+import { Buffer } from "node:buffer";
 import {
   createServer,
   type IncomingMessage,
   type ServerResponse,
   STATUS_CODES,
 } from "node:http";
-import { Buffer } from "node:buffer";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { clearInterval, clearTimeout, setInterval, setTimeout } from "node:timers";
+import {
+  clearInterval,
+  clearTimeout,
+  setInterval,
+  setTimeout,
+} from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 // @ts-types="@types/ws"
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
@@ -26,15 +31,13 @@ import { problem } from "../problem.ts";
 import type { HubClient } from "../signaling/hub.ts";
 import type { SignalServer, SignalServerOptions } from "../types.ts";
 
-/**
- * After a response is sent before its request body was read (an early 413 or
- * 415), the rest of the body is read and dropped, up to these bounds, so that
- * the client gets to read the response; past them the connection is closed.
- */
-const DRAIN_MAX_BYTES = 1024 * 1024;
-const DRAIN_MAX_MS = 1_000;
 /** How long `close()` lets in-flight requests finish before cutting them. */
 const CLOSE_GRACE_MS = 5_000;
+/**
+ * How long a connection closed with a body still arriving keeps reading and
+ * dropping it, so that the client sees the response rather than a reset.
+ */
+const LINGER_MS = 2_000;
 
 /** One open WebSocket: its hub callbacks and whether it answered the last ping. */
 interface Connection {
@@ -49,6 +52,13 @@ interface Connection {
  * each socket is pinged, and one that has sent neither a pong nor a message
  * since the previous ping is terminated. Frames over
  * `signaling.maxFrameBytes` are refused by `ws` itself with close code 1009.
+ *
+ * A response that is ready before its request body was read whole (an upload
+ * refused with 413 or 415) goes out with `Connection: close`; what still
+ * arrives of the body is dropped for up to 2 seconds, then the connection
+ * closes. A request sent with `Expect: 100-continue` gets its `100 Continue`
+ * only once the broker starts reading the body, so a client that waits for
+ * it sends nothing that would be refused.
  *
  * @param options Server options; `registry` is required.
  * @returns The running server, with its bound `port` and `close()`.
@@ -76,8 +86,12 @@ export function createSignalServer(
     maxPayload: resolved.signaling.maxFrameBytes,
   });
 
+  // serveHttp and writeRawResponse handle their own errors.
   const server = createServer((req, res) => {
-    serveHttp(broker, req, res, logger);
+    void serveHttp(broker, req, res, logger);
+  });
+  server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    void serveHttp(broker, req, res, logger);
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", (error) => {
@@ -86,7 +100,7 @@ export function createSignalServer(
     });
     let request: Request;
     try {
-      request = toRequest(req, false);
+      request = toRequest(req, null);
     } catch (error) {
       logger("debug", "Cannot bridge the request", { error });
       socket.destroy();
@@ -94,12 +108,17 @@ export function createSignalServer(
     }
     if (req.method !== "GET" || new URL(request.url).pathname !== "/signal") {
       // Not a signaling upgrade: answer as Deno.serve would, then close.
-      writeRawResponse(socket, broker.fetch(request), req.method, logger);
+      void writeRawResponse(socket, broker.fetch(request), req.method, logger);
       return;
     }
     const verdict = broker.admit(request);
     if (verdict instanceof Response) {
-      writeRawResponse(socket, Promise.resolve(verdict), req.method, logger);
+      void writeRawResponse(
+        socket,
+        Promise.resolve(verdict),
+        req.method,
+        logger,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -137,7 +156,6 @@ export function createSignalServer(
   // The listening server keeps the process alive; the pinger need not.
   pinger.unref();
 
-  let closed: Promise<void> | undefined;
   async function close(): Promise<void> {
     await broker.shutdown();
     // Sockets that did not finish the closing handshake in time.
@@ -158,12 +176,19 @@ export function createSignalServer(
     });
   }
 
+  let closed: Promise<void> | undefined;
   return new Promise<SignalServer>((resolve, reject) => {
-    server.once("error", (error) => {
+    let listening = false;
+    server.on("error", (error) => {
+      if (listening) {
+        logger("error", "HTTP server error", { error });
+        return;
+      }
       clearInterval(pinger);
       reject(error);
     });
     server.listen({ port: resolved.port, host: resolved.hostname }, () => {
+      listening = true;
       const address = server.address() as AddressInfo;
       resolve({
         port: address.port,
@@ -184,12 +209,9 @@ async function serveHttp(
   res: ServerResponse,
   logger: Logger,
 ): Promise<void> {
-  res.once("finish", () => {
-    if (!req.complete) discardBody(req);
-  });
   let response: Response;
   try {
-    response = await broker.fetch(toRequest(req, true));
+    response = await broker.fetch(toRequest(req, res));
   } catch (error) {
     // Only a request the Fetch API refuses to represent lands here (the
     // broker has its own error boundary), such as a TRACE with a body.
@@ -200,8 +222,10 @@ async function serveHttp(
       { Allow: "GET, HEAD, POST, OPTIONS" },
     );
   }
+  const unreadBody = !req.complete;
+  if (unreadBody) lingerOnClose(req);
   try {
-    await sendNodeResponse(res, withReasonPhrase(response));
+    await sendNodeResponse(res, forNode(response, unreadBody));
   } catch (error) {
     logger("debug", "Cannot send the response", { error });
     res.destroy();
@@ -210,39 +234,49 @@ async function serveHttp(
 
 /**
  * The web `Request` for `req`. srvx derives the URL (validating `Host`) and
- * the headers; a body, when `withBody` and the request has one, comes from
- * {@linkcode createBodyStream}. An upgrade request never gets its body.
+ * the headers; a body, when there is one, comes from
+ * {@linkcode createBodyStream}. With `res` null (an upgrade request) the
+ * body is left out.
  *
- * @throws {TypeError} For a method the Fetch API forbids, such as TRACE,
- * on a request that cannot go through srvx's lazy request.
+ * @throws {TypeError} For a method that the Fetch API forbids, such as
+ * TRACE, on a request with a body.
  */
-function toRequest(req: IncomingMessage, withBody: boolean): Request {
+function toRequest(req: IncomingMessage, res: ServerResponse | null): Request {
   const request = new NodeRequest({ req });
   const method = request.method;
   if (method === "GET" || method === "HEAD") return request;
   const hasBody = req.headers["transfer-encoding"] !== undefined ||
     (req.headers["content-length"] ?? "0") !== "0";
-  if (withBody && !hasBody) return request;
+  if (res !== null && !hasBody) return request;
   const init: RequestInit & { duplex?: "half" } = {
     method,
     headers: request.headers,
   };
-  if (withBody) {
-    init.body = createBodyStream(req);
+  if (res !== null) {
+    init.body = createBodyStream(req, res);
     init.duplex = "half";
   }
   return new Request(request.url, init);
 }
 
 /**
- * The request body as a web stream that reads nothing until asked.
- * Cancelling it (the broker stops reading an upload over the limit) leaves
- * the socket open, unlike `Readable.toWeb`, so the refusal can still be sent.
+ * The request body as a web stream that reads nothing until asked (and only
+ * then sends `100 Continue` when the client expects it). Cancelling it (the
+ * broker stops reading an upload over the limit) leaves the socket open,
+ * unlike `Readable.toWeb`, so that the refusal can still be sent.
  */
-function createBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
+function createBodyStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+): ReadableStream<Uint8Array> {
+  let expectsContinue = /^100-continue$/i.test(req.headers.expect ?? "");
   const chunks = req.iterator({ destroyOnReturn: false });
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
+      if (expectsContinue) {
+        expectsContinue = false;
+        res.writeContinue();
+      }
       const { done, value } = await chunks.next();
       if (done) controller.close();
       else controller.enqueue(value as Buffer);
@@ -254,31 +288,42 @@ function createBodyStream(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /**
- * Reads and drops what is left of a request body after its response went
- * out, within {@linkcode DRAIN_MAX_BYTES} and {@linkcode DRAIN_MAX_MS}.
- * Closing at once could reset the connection before the client has read
- * the response (the "lingering close" of HTTP servers).
+ * `response` as it goes out: with the standard reason phrase (the status
+ * line reads `404 Not Found`, not `404 `), and with `Connection: close` when
+ * `unreadBody`, so the client neither reuses the connection nor waits for
+ * the rest of its body to be read.
  */
-function discardBody(req: IncomingMessage): void {
-  let bytes = 0;
-  const stop = () => {
-    clearTimeout(timer);
-    req.off("data", count);
-    req.socket.destroy();
-  };
-  const count = (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > DRAIN_MAX_BYTES) stop();
-  };
-  const timer = setTimeout(stop, DRAIN_MAX_MS);
-  timer.unref();
-  req.removeAllListeners("data");
-  req.on("data", count);
-  req.once("end", () => {
-    clearTimeout(timer);
-    req.off("data", count);
+function forNode(response: Response, unreadBody: boolean): Response {
+  const headers = new Headers(response.headers);
+  if (unreadBody) headers.set("Connection", "close");
+  return new Response(response.body, {
+    status: response.status,
+    statusText: response.statusText || STATUS_CODES[response.status] || "",
+    headers,
   });
-  req.resume();
+}
+
+/**
+ * Closes the connection of a response sent before its request body was read
+ * whole, as HTTP servers do ("lingering close"): Node would destroy it at
+ * once, resetting a connection whose client is still sending, and a client
+ * that gets the reset before it has read the response fails without it. So
+ * end our side, drop what still arrives until the client closes its side
+ * (or {@linkcode LINGER_MS} passed), then destroy.
+ */
+function lingerOnClose(req: IncomingMessage): void {
+  const socket = req.socket;
+  // Node ends a `Connection: close` response with `socket.destroySoon()`.
+  socket.destroySoon = () => {
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once("close", () => clearTimeout(timer));
+    req.resume();
+    socket.end(() => {
+      if (socket.readableEnded) socket.destroy();
+      else socket.once("end", () => socket.destroy());
+    });
+  };
 }
 
 /** Writes a refusal (or any response) to a socket that is not upgraded, then ends it. */
@@ -313,20 +358,6 @@ async function writeRawResponse(
     logger("debug", "Cannot refuse the upgrade", { error });
     socket.destroy();
   }
-}
-
-/**
- * `response`, with the standard reason phrase when it has none, so the
- * status line reads `HTTP/1.1 404 Not Found` rather than `HTTP/1.1 404 `.
- */
-function withReasonPhrase(response: Response): Response {
-  const reason = STATUS_CODES[response.status];
-  if (response.statusText || reason === undefined) return response;
-  return new Response(response.body, {
-    status: response.status,
-    statusText: reason,
-    headers: response.headers,
-  });
 }
 
 /** The bytes of a `ws` message, whatever shape `ws` gave them. */

@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+/**
+ * pod-broker for Node.js 22.13+ (the npm package): accepts Ed25519-signed
+ * single-file web apps ("pods"), stores them through a pluggable registry,
+ * serves them at short URLs under a strict Content-Security-Policy, and
+ * relays WebRTC signaling between their peers.
+ *
+ * The same surface as the Deno entry point, with `createSignalServer` on
+ * `node:http` and `ws`. Run as the main module (as the `pod-broker` bin) it
+ * is the CLI: `npx pod-broker --registry memory`.
+ *
+ * @example Start a broker on the memory registry
+ * ```ts ignore
+ * import { createSignalServer, MemoryRegistry } from "pod-broker";
+ *
+ * const server = await createSignalServer({ registry: new MemoryRegistry(), port: 8080 });
+ * // ... later
+ * await server.close();
+ * ```
+ *
+ * @module
+ */
+
+import { realpathSync } from "node:fs";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+import { createSignalServer } from "./adapters/node.ts";
+import { runCli } from "./cli.ts";
+
+export * from "./core.ts";
+export { createSignalServer };
+export { runCli };
+
+if (isMainModule(import.meta.url)) {
+  // No top-level await: it would keep `require("pod-broker")` from working.
+  runCli(process.argv.slice(2), createSignalServer).then((code) => {
+    process.exitCode = code;
+  });
+}
+
+/**
+ * Whether the module at `url` is the program Node was started with, through
+ * a bin symlink too (Node 22 has no `import.meta.main`).
+ */
+function isMainModule(url: string): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(url));
+  } catch {
+    return false;
+  }
+}
