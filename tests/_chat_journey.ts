@@ -2,6 +2,7 @@
 // loopback-only network namespace when it can): sign and upload the chat pod,
 // open it in two browser contexts, chat, stop the broker, chat on.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
+// Usage: deno run -A tests/_chat_journey.ts [SCREENSHOT.png]
 import assert from "node:assert/strict";
 import {
   type Browser,
@@ -14,8 +15,8 @@ import { generateKeyPair } from "../src/pod/ed25519.ts";
 import { signPod } from "../src/pod/sign.ts";
 import { silentLogger } from "../src/log.ts";
 import { SqliteRegistry } from "../src/registries/sqlite.ts";
-
 import { CHROMIUM } from "./_chat_journey_config.ts";
+
 const CHROMIUM_FLAGS = [
   "--headless",
   "--no-sandbox",
@@ -28,188 +29,196 @@ const CHROMIUM_FLAGS = [
   "--allow-loopback-in-peer-connection",
 ];
 const WAIT = { timeout: 20_000 };
-const screenshotPath = Deno.args[0];
+const OPEN_PEERS = '#peers li[data-state="open"]';
 
-const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
-const server = await createSignalServer({
-  registry,
-  port: 0,
-  hostname: "127.0.0.1",
-  logger: silentLogger,
-});
-const broker = `http://127.0.0.1:${server.port}`;
+/** Console lines that report a CSP violation, and uncaught page errors. */
+const violations: string[] = [];
+const errors: string[] = [];
 
-// A second origin that counts requests: the pod must never reach it.
-let strayRequests = 0;
-const other = Deno.serve(
-  { port: 0, hostname: "127.0.0.1", onListen() {} },
-  () => {
-    strayRequests++;
-    return new Response("reached", {
-      headers: { "Access-Control-Allow-Origin": "*" },
-    });
-  },
-);
+interface Tab {
+  context: BrowserContext;
+  page: Page;
+  id: string;
+}
 
-let browser: Browser | undefined;
-try {
-  const html = await Deno.readFile(
-    new URL("../examples/chat/chat.html", import.meta.url),
+async function openPod(browser: Browser, url: string): Promise<Tab> {
+  const context = await browser.newContext({
+    viewport: { width: 640, height: 520 },
+  });
+  // Without a media permission Chromium offers no loopback ICE candidate.
+  await context.grantPermissions(["camera", "microphone"]);
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    const text = message.text();
+    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('#status[data-state="connected"]', WAIT);
+  const id = (await page.locator("#me").textContent())!;
+  assert.match(id, /^[A-Za-z0-9]{16}$/);
+  return { context, page, id };
+}
+
+async function waitForOpenPeers(tab: Tab, others: Tab[]): Promise<void> {
+  for (const other of others) {
+    await tab.page.locator(
+      `#peers li[data-peer-id="${other.id}"][data-state="open"]`,
+    )
+      .waitFor(WAIT);
+  }
+  assert.equal(await tab.page.locator(OPEN_PEERS).count(), others.length);
+}
+
+async function say(from: Tab, text: string, to: Tab[]): Promise<void> {
+  await from.page.fill("#input", text);
+  await from.page.press("#input", "Enter");
+  for (const tab of to) {
+    await tab.page.locator(`#log .msg[data-from="${from.id}"]`, {
+      hasText: text,
+    }).waitFor(WAIT);
+  }
+}
+
+async function screenshotPair(
+  browser: Browser,
+  tabs: Tab[],
+  path: string,
+): Promise<void> {
+  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
+  const images = shots.map((png) =>
+    `<img src="data:image/png;base64,${btoa(String.fromCharCode(...png))}" ` +
+    `style="box-shadow:0 2px 8px #0005">`
   );
-  const pod = await signPod(html, (await generateKeyPair()).seed, {
-    name: "Chat",
+  const frame = await browser.newPage({
+    viewport: { width: 1320, height: 540 },
   });
-  const uploaded = await fetch(`${broker}/pods`, {
-    method: "POST",
-    headers: { "Content-Type": "text/html; charset=utf-8" },
-    body: pod as BodyInit,
-  });
-  assert.equal(uploaded.status, 201);
-  const { url } = await uploaded.json();
-  const session = `e2e-${crypto.randomUUID().slice(0, 8)}`;
+  await frame.setContent(
+    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
+      `${images.join("")}</body>`,
+  );
+  await frame.screenshot({ path });
+}
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: CHROMIUM_FLAGS,
+async function journey(
+  browser: Browser,
+  screenshotPath: string | undefined,
+): Promise<void> {
+  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+  const server = await createSignalServer({
+    registry,
+    port: 0,
+    hostname: "127.0.0.1",
+    logger: silentLogger,
   });
-  const violations: string[] = [];
-  const errors: string[] = [];
-  async function openPod(): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser!.newContext({
-      viewport: { width: 640, height: 520 },
+  const broker = `http://127.0.0.1:${server.port}`;
+  // A second origin that counts requests: the pod must never reach it.
+  let strayRequests = 0;
+  const other = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => {
+      strayRequests++;
+      return new Response("reached", {
+        headers: { "Access-Control-Allow-Origin": "*" },
+      });
+    },
+  );
+  try {
+    const html = await Deno.readFile(
+      new URL("../examples/chat/chat.html", import.meta.url),
+    );
+    const pod = await signPod(html, (await generateKeyPair()).seed, {
+      name: "Chat",
     });
-    // Without a media permission Chromium offers no loopback ICE candidate.
-    await context.grantPermissions(["camera", "microphone"]);
-    const page = await context.newPage();
-    page.on("console", (message) => {
-      const text = message.text();
-      if (/Content Security Policy|Refused to/i.test(text)) {
-        violations.push(text);
+    const uploaded = await fetch(`${broker}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html; charset=utf-8" },
+      body: pod as BodyInit,
+    });
+    assert.equal(uploaded.status, 201);
+    const url = `${(await uploaded.json()).url}#e2e-${
+      crypto.randomUUID().slice(0, 8)
+    }`;
+
+    const a = await openPod(browser, url);
+    const b = await openPod(browser, url);
+    await waitForOpenPeers(a, [b]);
+    await waitForOpenPeers(b, [a]);
+    await say(a, "hello from A", [b]);
+    await say(b, "hello from B", [a]);
+    const health = await (await fetch(`${broker}/health`)).json();
+    assert.deepEqual([health.sessions, health.peers, health.origins], [1, 2, [
+      "null",
+    ]]);
+
+    // A third peer meshes with both, then leaves.
+    const c = await openPod(browser, url);
+    await waitForOpenPeers(c, [a, b]);
+    await waitForOpenPeers(a, [b, c]);
+    await waitForOpenPeers(b, [a, c]);
+    await say(c, "hello from C", [a, b]);
+    await c.context.close();
+    await a.page.locator(`#peers li[data-peer-id="${c.id}"]`).waitFor({
+      state: "detached",
+      ...WAIT,
+    });
+
+    // The broker goes away; the data channels do not need it.
+    await server.close();
+    for (const tab of [a, b]) {
+      await tab.page.waitForSelector('#status[data-state="unreachable"]', WAIT);
+    }
+    await say(a, "still here, A", [b]);
+    await say(b, "still here, B", [a]);
+    if (screenshotPath) await screenshotPair(browser, [a, b], screenshotPath);
+
+    assert.equal(
+      violations.length,
+      0,
+      `CSP violations: ${violations.join("\n")}`,
+    );
+    assert.equal(errors.length, 0, `uncaught errors: ${errors.join("\n")}`);
+
+    // The pod's origin is opaque: storage throws.
+    const storage = await a.page.evaluate(() => {
+      try {
+        return `no error: ${localStorage.length}`;
+      } catch (error) {
+        return (error as Error).name;
       }
     });
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`${url}#${session}`);
-    return { context, page };
-  }
-  const peerId = (page: Page) =>
-    page.locator("#me").textContent({ timeout: 10_000 });
-  async function waitForOpenPeers(page: Page, count: number): Promise<void> {
-    await page.locator('#peers li[data-state="open"]').nth(count - 1).waitFor(
-      WAIT,
+    assert.equal(storage, "SecurityError");
+
+    // Another origin is out of reach, and the browser says why.
+    const otherUrl = `http://127.0.0.1:${other.addr.port}`;
+    const fetched = await a.page.evaluate(async (target) => {
+      try {
+        await fetch(target);
+        return "fetched";
+      } catch (error) {
+        return `blocked: ${(error as Error).name}`;
+      }
+    }, `${otherUrl}/`);
+    assert.match(fetched, /^blocked/);
+    assert.equal(strayRequests, 0);
+    assert.ok(
+      violations.some((text) => text.includes(otherUrl)),
+      violations.join("\n"),
     );
-    assert.equal(
-      await page.locator('#peers li[data-state="open"]').count(),
-      count,
-    );
+  } finally {
+    await server.close();
+    registry.close();
+    await other.shutdown();
   }
-  async function say(
-    from: Page,
-    text: string,
-    to: Page[],
-    fromId: string,
-  ): Promise<void> {
-    await from.fill("#input", text);
-    await from.press("#input", "Enter");
-    for (const page of to) {
-      await page.locator(`#log .msg[data-from="${fromId}"]`, { hasText: text })
-        .waitFor(WAIT);
-    }
-  }
+}
 
-  const a = await openPod();
-  await a.page.waitForSelector('#status[data-state="connected"]', WAIT);
-  const b = await openPod();
-  await waitForOpenPeers(a.page, 1);
-  await waitForOpenPeers(b.page, 1);
-  const idA = (await a.page.locator("#me").textContent())!;
-  const idB = (await peerId(b.page))!;
-  assert.match(idA, /^[A-Za-z0-9]{16}$/);
-  await a.page.locator(`#peers li[data-peer-id="${idB}"]`).waitFor(WAIT);
-  await b.page.locator(`#peers li[data-peer-id="${idA}"]`).waitFor(WAIT);
-
-  await say(a.page, "hello from A", [b.page], idA);
-  await say(b.page, "hello from B", [a.page], idB);
-  const health = await (await fetch(`${broker}/health`)).json();
-  assert.deepEqual([health.sessions, health.peers, health.origins], [1, 2, [
-    "null",
-  ]]);
-
-  // A third peer meshes with both.
-  const c = await openPod();
-  await waitForOpenPeers(c.page, 2);
-  await waitForOpenPeers(a.page, 2);
-  await waitForOpenPeers(b.page, 2);
-  const idC = (await peerId(c.page))!;
-  await say(c.page, "hello from C", [a.page, b.page], idC);
-  await c.context.close();
-  await a.page.locator(`#peers li[data-peer-id="${idC}"]`).waitFor({
-    state: "detached",
-    ...WAIT,
-  });
-
-  // The broker goes away; the data channels do not need it.
-  await server.close();
-  await a.page.waitForSelector('#status[data-state="unreachable"]', WAIT);
-  await b.page.waitForSelector('#status[data-state="unreachable"]', WAIT);
-  await say(a.page, "still here, A", [b.page], idA);
-  await say(b.page, "still here, B", [a.page], idB);
-
-  if (screenshotPath) {
-    const shots = [await a.page.screenshot(), await b.page.screenshot()]
-      .map((png) =>
-        `data:image/png;base64,${btoa(String.fromCharCode(...png))}`
-      );
-    const frame = await browser.newPage({
-      viewport: { width: 1320, height: 540 },
-    });
-    await frame.setContent(
-      `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
-        shots.map((src) =>
-          `<img src="${src}" style="box-shadow:0 2px 8px #0005">`
-        ).join("") +
-        "</body>",
-    );
-    await frame.screenshot({ path: screenshotPath });
-  }
-
-  assert.equal(
-    violations.length,
-    0,
-    `CSP violations: ${violations.join("\n")}`,
-  );
-  assert.equal(errors.length, 0, `uncaught errors: ${errors.join("\n")}`);
-
-  // The pod's origin is opaque: storage throws.
-  const storage = await a.page.evaluate(() => {
-    try {
-      return `no error: ${localStorage.length}`;
-    } catch (error) {
-      return (error as Error).name;
-    }
-  });
-  assert.equal(storage, "SecurityError");
-
-  // Another origin is out of reach.
-  const otherUrl = `http://127.0.0.1:${other.addr.port}/`;
-  const fetched = await a.page.evaluate(async (target) => {
-    try {
-      await fetch(target);
-      return "fetched";
-    } catch (error) {
-      return `blocked: ${(error as Error).name}`;
-    }
-  }, otherUrl);
-  assert.match(fetched, /^blocked/);
-  assert.equal(strayRequests, 0);
-  assert.ok(
-    violations.some((text) => text.includes(otherUrl.slice(0, -1))),
-    violations.join(),
-  );
-
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: CHROMIUM_FLAGS,
+});
+try {
+  await journey(browser, Deno.args[0]);
   console.log("journey ok");
 } finally {
-  await browser?.close();
-  await server.close();
-  registry.close();
-  await other.shutdown();
+  await browser.close();
 }
