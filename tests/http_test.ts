@@ -1,5 +1,9 @@
 import assert from "node:assert/strict";
 import { MemoryRegistry } from "../src/registries/memory.ts";
+import { SqliteRegistry } from "../src/registries/sqlite.ts";
+import { decodePrivateKeyPem } from "../src/pod/keys.ts";
+import { publicKeyFromSeed } from "../src/pod/ed25519.ts";
+import { encodeBase64Url } from "../src/_encoding.ts";
 import { createSignalServer } from "../src/adapters/deno.ts";
 import { DEFAULT_MAX_BLOB_BYTES } from "../src/create_pod.ts";
 import { silentLogger } from "../src/log.ts";
@@ -645,5 +649,52 @@ Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-
   assert.throws(
     () => createSignalServer({ registry: {} as Registry, port: 0 }),
     /registry/,
+  );
+});
+
+Deno.test("SqliteRegistry: a new server on the same data dir serves what the old one stored", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const pod = await signedPod(SAMPLE_HTML, { name: "Kept" });
+  let created;
+  {
+    const registry = new SqliteRegistry({ dataDir });
+    await using t = await startServer({ registry });
+    created = await (await upload(t.url, pod)).json();
+    await (await fetch(`${t.url}/${created.id}`)).arrayBuffer();
+    await t.server.close();
+    registry.close();
+  }
+  const registry = new SqliteRegistry({ dataDir });
+  try {
+    await using t = await startServer({ registry });
+    const got = await fetch(`${t.url}/${created.id}`);
+    assert.equal(got.status, 200);
+    assert.deepEqual(new Uint8Array(await got.arrayBuffer()), pod);
+    const meta = await (await fetch(`${t.url}/${created.id}/meta`)).json();
+    assert.equal(meta.name, "Kept");
+    assert.equal(meta.blobSize, pod.length);
+    assert.ok(meta.hits >= 1);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("POST /pods accepts a pod signed with a key from openssl genpkey", async () => {
+  const dir = await Deno.makeTempDir();
+  const keyFile = `${dir}/openssl.pem`;
+  const made = await new Deno.Command("openssl", {
+    args: ["genpkey", "-algorithm", "ed25519", "-out", keyFile],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+  const seed = decodePrivateKeyPem(await Deno.readTextFile(keyFile));
+  await using t = await startServer();
+  const response = await upload(t.url, await signedPod(SAMPLE_HTML, {}, seed));
+  assert.equal(response.status, 201);
+  const created = await response.json();
+  assert.equal(
+    created.ownerPubkey,
+    encodeBase64Url(await publicKeyFromSeed(seed)),
   );
 });
