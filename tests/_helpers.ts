@@ -87,3 +87,59 @@ export function replaceText(
   out.set(pod.subarray(at + needle.length), at + replacement.length);
   return out;
 }
+
+/** A broker process started by {@linkcode spawnBroker}. */
+export interface BrokerProcess extends AsyncDisposable {
+  /** The port it logged as listening on. */
+  port: number;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Runs `deno ARGS` (a broker's command line) and waits until it logs
+ * "listening on http://HOST:PORT".
+ */
+export async function spawnBroker(
+  args: string[],
+  cwd?: string,
+): Promise<BrokerProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    ...(cwd ? { cwd } : {}),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const release = async () => {
+    reader.releaseLock();
+    await child.stderr.cancel().catch(() => {});
+  };
+  let log = "";
+  let match: RegExpExecArray | null = null;
+  while (!(match = /listening on http:\/\/\S+:(\d+)/.exec(log))) {
+    const { done, value } = await reader.read();
+    if (done) {
+      await release();
+      await child.status;
+      throw new Error(`The broker ended before listening: ${log}`);
+    }
+    log += value;
+  }
+  await release();
+  let stopped: Promise<number> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      child.kill("SIGTERM");
+      return (await child.status).code;
+    })();
+    return stopped;
+  };
+  return {
+    port: Number(match[1]),
+    stop,
+    [Symbol.asyncDispose]: async () => void await stop(),
+  };
+}

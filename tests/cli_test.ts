@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { signedPod, startServer } from "./_helpers.ts";
+import { signedPod, spawnBroker, startServer } from "./_helpers.ts";
 
 const MOD = new URL("../src/mod.ts", import.meta.url).pathname;
 
@@ -95,64 +95,29 @@ Deno.test("cli keygen, sign and verify make a pod that verifies", async () => {
   assert.match(refused.stderr, /content_mismatch/);
 });
 
-async function waitForLine(
-  reader: ReadableStreamDefaultReader<string>,
-  pattern: RegExp,
-): Promise<string> {
-  let seen = "";
-  while (!pattern.test(seen)) {
-    const { done, value } = await reader.read();
-    if (done) {
-      throw new Error(`The process ended before printing ${pattern}: ${seen}`);
-    }
-    seen += value;
-  }
-  return seen;
-}
-
 Deno.test("cli serves on the sqlite registry and stops with exit 0 on SIGTERM", async () => {
   const dataDir = await Deno.makeTempDir();
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      MOD,
-      "--registry",
-      "sqlite",
-      "--data-dir",
-      dataDir,
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
-    ],
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    const line = await waitForLine(
-      reader,
-      /listening on http:\/\/127\.0\.0\.1:(\d+)/,
-    );
-    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(line)![1];
-    const response = await fetch(`http://127.0.0.1:${port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html" },
-      body: await signedPod(),
-    });
-    assert.equal(response.status, 201);
-    await response.body?.cancel();
-    child.kill("SIGTERM");
-    assert.equal((await child.status).code, 0);
-  } finally {
-    reader.releaseLock();
-    await child.stderr.cancel().catch(() => {});
-    try {
-      child.kill();
-    } catch { /* already gone */ }
-  }
+  await using broker = await spawnBroker([
+    "run",
+    "-A",
+    MOD,
+    "--registry",
+    "sqlite",
+    "--data-dir",
+    dataDir,
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+  const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
+    method: "POST",
+    headers: { "Content-Type": "text/html" },
+    body: await signedPod(),
+  });
+  assert.equal(response.status, 201);
+  await response.body?.cancel();
+  assert.equal(await broker.stop(), 0);
 });
 
 Deno.test("cli publish signs the chat pod and uploads it, printing its URL", async () => {

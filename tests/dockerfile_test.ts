@@ -3,7 +3,7 @@
 // /data mapped to a temp dir (and port 8080 to a free one).
 import assert from "node:assert/strict";
 import { validate } from "dockerfile-utils";
-import { signedPod } from "./_helpers.ts";
+import { signedPod, spawnBroker } from "./_helpers.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const dockerfile = await Deno.readTextFile(
@@ -63,54 +63,32 @@ Deno.test("Dockerfile's ENTRYPOINT and CMD serve, pass the HEALTHCHECK and stop 
   const [command, ...args] = [...execForm("ENTRYPOINT"), ...execForm("CMD")]
     .map(map);
   assert.equal(command, "deno");
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: ROOT,
-    stdin: "null",
+  await using broker = await spawnBroker(args, ROOT);
+  assert.equal(broker.port, port);
+  const health = await fetch(`http://127.0.0.1:${port}/health`);
+  assert.equal((await health.json()).status, "ok");
+
+  const healthcheck = /HEALTHCHECK[^\n]*\\\n\s+CMD (\[.*\])/.exec(
+    dockerfile,
+  )![1]!;
+  const [, ...probe] = (JSON.parse(healthcheck) as string[]).map(map);
+  const probed = await new Deno.Command(Deno.execPath(), {
+    args: probe,
     stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    let log = "";
-    while (!log.includes("listening on")) {
-      const { done, value } = await reader.read();
-      if (done) throw new Error(`The container command ended: ${log}`);
-      log += value;
-    }
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
-    assert.equal((await health.json()).status, "ok");
+  }).output();
+  assert.equal(probed.code, 0, "HEALTHCHECK passes");
 
-    const healthcheck = /HEALTHCHECK[^\n]*\\\n\s+CMD (\[.*\])/.exec(
-      dockerfile,
-    )![1]!;
-    const [, ...probe] = (JSON.parse(healthcheck) as string[]).map(map);
-    const probed = await new Deno.Command(Deno.execPath(), {
-      args: probe,
-      stdout: "null",
-    }).output();
-    assert.equal(probed.code, 0, "HEALTHCHECK passes");
+  const uploaded = await fetch(`http://127.0.0.1:${port}/pods`, {
+    method: "POST",
+    headers: { "Content-Type": "text/html" },
+    body: await signedPod(),
+  });
+  assert.equal(uploaded.status, 201);
+  const { id } = await uploaded.json();
+  const stored = [...Deno.readDirSync(`${dataDir}/blobs`)].map((entry) =>
+    entry.name
+  );
+  assert.deepEqual(stored, [id]);
 
-    const uploaded = await fetch(`http://127.0.0.1:${port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html" },
-      body: await signedPod(),
-    });
-    assert.equal(uploaded.status, 201);
-    const { id } = await uploaded.json();
-    const stored = [...Deno.readDirSync(`${dataDir}/blobs`)].map((entry) =>
-      entry.name
-    );
-    assert.deepEqual(stored, [id]);
-
-    child.kill("SIGTERM");
-    assert.equal((await child.status).code, 0);
-  } finally {
-    reader.releaseLock();
-    await child.stderr.cancel().catch(() => {});
-    try {
-      child.kill();
-    } catch { /* already gone */ }
-  }
+  assert.equal(await broker.stop(), 0);
 });
