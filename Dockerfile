@@ -19,7 +19,9 @@ VOLUME /data
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1);"]
 
-# The narrowest permissions that work: the network, and /data for the
-# SQLite file and the blobs. Flags given to `docker run` replace CMD.
-ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data", "--allow-write=/data", "src/mod.ts"]
+# The narrowest permissions that work: the network, /data for the SQLite
+# file and the blobs, /run/secrets to read a TURN secret file (Docker and
+# Kubernetes secrets), and the one variable that may carry the TURN secret.
+# Flags given to `docker run` replace CMD.
+ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env=POD_BROKER_TURN_SECRET", "src/mod.ts"]
 CMD ["--registry", "sqlite", "--data-dir", "/data", "--port", "8080"]

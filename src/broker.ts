@@ -1,41 +1,53 @@
 /**
- * The runtime-neutral core of the broker: `fetch()` turns a `Request` into a
- * `Response` (routing, CORS, 404/405 and the single error boundary), and
- * `admit()` judges a `/signal` upgrade. The adapters only listen and upgrade.
+ * The runtime-neutral core of the broker: `handle()` turns a `Request` into
+ * a `Response` through the route table (CORS, 404/405 and the single error
+ * boundary), or into an admission when it is a `/signal` upgrade that may go
+ * ahead. The adapters only listen, upgrade and feed the hub.
  *
  * @module
  */
 
 import type { Logger } from "./log.ts";
 import type { ResolvedOptions } from "./options.ts";
+import { PodError } from "./pod/errors.ts";
 import { BrokerError, problem } from "./problem.ts";
 import { handleHealth } from "./routes/health.ts";
 import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
 import { handleUpload } from "./routes/upload.ts";
+import {
+  type Admission,
+  allowedMethods,
+  matchRoute,
+  type Route,
+  type RouteRequest,
+} from "./routes.ts";
 import { SignalingHub } from "./signaling/hub.ts";
 
-/** A `/signal` request that may be upgraded, with its origin. */
-export interface Admission {
-  /** The `Origin` header, or null when absent. */
-  origin: string | null;
-}
+export type { Admission };
 
 /** The request-to-response core that both adapters wrap. */
 export interface Broker {
-  /** Answers every HTTP request except a `/signal` upgrade. */
+  /**
+   * Answers a request, or admits a `/signal` WebSocket upgrade for the
+   * adapter to perform. This is the one place that decides upgrades.
+   */
+  handle(request: Request): Promise<Response | Admission>;
+  /**
+   * Answers a request with a response; an admitted upgrade, which only an
+   * adapter can perform, gets 426.
+   */
   fetch(request: Request): Promise<Response>;
   /**
-   * Judges a `/signal` request: a refusal (426, 403, 503) as a problem
-   * response, or an admission for the adapter to upgrade.
+   * The answer to a method the Fetch API cannot represent (TRACE, CONNECT)
+   * on `path`: 405 with the route's `Allow`, or 404 for an unknown path.
    */
-  admit(request: Request): Response | Admission;
+  refuseMethod(path: string): Response;
   /** The signaling hub that upgraded sockets are given to. */
   readonly hub: SignalingHub;
   /** Refuses new sockets, closes open ones with 1001 and waits for them. */
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
-const CORS_PATHS = /^\/(pods|health|[^/]+\/meta)$/;
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Expose-Headers": "Location, ETag",
@@ -48,63 +60,42 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
-  const hub = new SignalingHub(options.signaling, options.logger);
+  const hub = new SignalingHub(
+    options.signaling,
+    options.logger,
+    options.iceServersFor,
+  );
   const startedAt = Date.now();
   let closing = false;
 
-  async function route(request: Request, path: string): Promise<Response> {
-    const method = request.method;
-    if (path === "/pods") {
-      if (method !== "POST") return notAllowed("POST, OPTIONS");
-      return await handleUpload(request, {
-        registry: options.registry,
-        maxBlobBytes: options.maxBlobBytes,
-        baseUrl: baseUrlOf(request, options),
-      });
-    }
-    if (path === "/health") {
-      if (method !== "GET" && method !== "HEAD") {
-        return notAllowed("GET, HEAD, OPTIONS");
-      }
-      return handleHealth(hub.stats, startedAt);
-    }
-    if (path === "/signal") {
-      if (method !== "GET") return notAllowed("GET");
-      const refusal = admit(request);
-      if (refusal instanceof Response) return refusal;
-      // An admitted upgrade is the adapter's to perform; reaching here means
-      // the adapter did not.
-      return problem(
-        "upgrade_required",
-        "Cannot upgrade this request to a WebSocket",
-        {
-          Upgrade: "websocket",
-        },
-      );
-    }
-    const match = /^\/([^/]+)(\/meta)?$/.exec(path);
-    if (match) {
-      const [, id, meta] = match as unknown as [
-        string,
-        string,
-        string | undefined,
-      ];
-      if (method !== "GET" && method !== "HEAD") {
-        return notAllowed(meta ? "GET, HEAD, OPTIONS" : "GET, HEAD");
-      }
-      const context = podContext(request);
-      return meta
-        ? await handleMeta(id, context)
-        : await handlePod(request, id, context);
-    }
-    return problem(
-      "not_found",
-      `Cannot find '${path.slice(0, 200)}' on this broker`,
-    );
-  }
+  const health = () => handleHealth(hub.stats, startedAt);
+  const pod = ({ request, url, id }: RouteRequest) =>
+    handlePod(request, id, podContext(request, url));
+  const meta = ({ request, url, id }: RouteRequest) =>
+    handleMeta(id, podContext(request, url));
 
-  function podContext(request: Request): PodContext {
-    const baseUrl = baseUrlOf(request, options);
+  /** The route table (see src/routes.ts). */
+  const routes: Route[] = [
+    {
+      pattern: "/pods",
+      cors: true,
+      methods: {
+        POST: ({ request, url }) =>
+          handleUpload(request, {
+            registry: options.registry,
+            maxBlobBytes: options.maxBlobBytes,
+            baseUrl: baseUrlOf(request, url, options),
+          }),
+      },
+    },
+    { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
+    { pattern: "/signal", cors: false, methods: { GET: admit } },
+    { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
+    { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
+  ];
+
+  function podContext(request: Request, url: URL): PodContext {
+    const baseUrl = baseUrlOf(request, url, options);
     return {
       registry: options.registry,
       podHeaderOptions: options.podHeaderOptions,
@@ -114,14 +105,13 @@ export function createBroker(options: ResolvedOptions): Broker {
     };
   }
 
-  function admit(request: Request): Response | Admission {
+  // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
+  function admit({ request }: RouteRequest): Response | Admission {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
       return problem(
         "upgrade_required",
         "Cannot serve /signal without a WebSocket upgrade",
-        {
-          Upgrade: "websocket",
-        },
+        { Upgrade: "websocket" },
       );
     }
     const origin = request.headers.get("Origin");
@@ -146,25 +136,40 @@ export function createBroker(options: ResolvedOptions): Broker {
     return { origin };
   }
 
-  async function fetch(request: Request): Promise<Response> {
-    const path = new URL(request.url).pathname;
-    const cors = CORS_PATHS.test(path);
-    let response: Response;
-    if (cors && request.method === "OPTIONS") {
-      response = preflight(request);
+  async function handle(request: Request): Promise<Response | Admission> {
+    const url = new URL(request.url);
+    const match = matchRoute(routes, url.pathname);
+    if (match === null) return notFound(url.pathname);
+    const { route, id } = match;
+    let answer: Response | Admission;
+    const handler = route.methods[request.method];
+    if (route.cors && request.method === "OPTIONS") {
+      answer = preflight(request, route);
+    } else if (handler === undefined) {
+      answer = notAllowed(route);
     } else {
       try {
-        response = await route(request, path);
+        answer = await handler({ request, url, id });
       } catch (error) {
-        response = toProblem(error, options.logger);
+        answer = toProblem(error, options.logger);
       }
     }
-    if (cors) {
+    if (route.cors && answer instanceof Response) {
       for (const [name, value] of Object.entries(CORS_HEADERS)) {
-        response.headers.set(name, value);
+        answer.headers.set(name, value);
       }
     }
-    return response;
+    return answer;
+  }
+
+  async function fetch(request: Request): Promise<Response> {
+    const answer = await handle(request);
+    if (answer instanceof Response) return answer;
+    return problem(
+      "upgrade_required",
+      "Cannot upgrade this request to a WebSocket",
+      { Upgrade: "websocket" },
+    );
   }
 
   async function shutdown(timeoutMs = 5_000): Promise<void> {
@@ -178,16 +183,24 @@ export function createBroker(options: ResolvedOptions): Broker {
     clearTimeout(timer);
   }
 
-  return { fetch, admit, hub, shutdown };
+  function refuseMethod(path: string): Response {
+    const match = matchRoute(routes, path);
+    return match === null ? notFound(path) : notAllowed(match.route);
+  }
+
+  return { handle, fetch, refuseMethod, hub, shutdown };
 }
 
 /**
  * The public base URL for `request`: the `baseUrl` option, else the
  * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`).
  */
-function baseUrlOf(request: Request, options: ResolvedOptions): string {
+function baseUrlOf(
+  request: Request,
+  url: URL,
+  options: ResolvedOptions,
+): string {
   if (options.baseUrl !== null) return options.baseUrl;
-  const url = new URL(request.url);
   if (!options.trustProxy) return url.origin;
   const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
   const host = firstValue(request.headers.get("X-Forwarded-Host"));
@@ -205,11 +218,11 @@ function firstValue(header: string | null): string | undefined {
   return header?.split(",")[0]?.trim() || undefined;
 }
 
-function preflight(request: Request): Response {
+function preflight(request: Request, route: Route): Response {
   return new Response(null, {
     status: 204,
     headers: {
-      "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
+      "Access-Control-Allow-Methods": allowedMethods(route),
       "Access-Control-Allow-Headers":
         request.headers.get("Access-Control-Request-Headers") ??
           "Content-Type",
@@ -218,7 +231,15 @@ function preflight(request: Request): Response {
   });
 }
 
-function notAllowed(allow: string): Response {
+function notFound(path: string): Response {
+  return problem(
+    "not_found",
+    `Cannot find '${path.slice(0, 200)}' on this broker`,
+  );
+}
+
+function notAllowed(route: Route): Response {
+  const allow = allowedMethods(route);
   return problem(
     "method_not_allowed",
     `Cannot use this method here; allowed: ${allow}`,
@@ -229,6 +250,7 @@ function notAllowed(allow: string): Response {
 }
 
 function toProblem(error: unknown, logger: Logger): Response {
+  if (error instanceof PodError) return problem(error.code, error.message);
   if (error instanceof BrokerError) {
     if (error.status >= 500) {
       logger("error", error.message, { code: error.code, error: error.cause });

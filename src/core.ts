@@ -5,11 +5,7 @@
  * @module
  */
 
-export {
-  createPod,
-  type CreatePodOptions,
-  DEFAULT_MAX_BLOB_BYTES,
-} from "./create_pod.ts";
+export { createPod, type CreatePodOptions } from "./create_pod.ts";
 export { createBroker } from "./broker.ts";
 export type { Admission, Broker } from "./broker.ts";
 export {
@@ -19,8 +15,26 @@ export {
   type ProblemCode,
 } from "./problem.ts";
 export { jsonLogger, type Logger, type LogLevel, silentLogger } from "./log.ts";
-export { DEFAULT_SIGNALING, resolveOptions } from "./options.ts";
-export type { ResolvedOptions, ResolvedSignalingOptions } from "./options.ts";
+export {
+  DEFAULT_MAX_BLOB_BYTES,
+  DEFAULT_SIGNALING,
+  OptionError,
+  OPTIONS,
+  type OptionSpec,
+  resolveOptions,
+} from "./options.ts";
+export type {
+  ResolvedOptions,
+  ResolvedSignalingOptions,
+  ResolvedTurnOptions,
+} from "./options.ts";
+export {
+  type IceServer,
+  mintTurnCredential,
+  type TurnCredential,
+  type TurnOptions,
+} from "./ice.ts";
+export { PodError, type PodErrorCode } from "./pod/errors.ts";
 export {
   DEFAULT_PERMISSIONS_POLICY,
   DEFAULT_SANDBOX,

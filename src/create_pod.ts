@@ -8,6 +8,10 @@
 import { encodeBase64Url } from "./_encoding.ts";
 import { sha256 } from "./_hash.ts";
 import { POD_ID_LENGTH, randomAlphanumeric } from "./_id.ts";
+import { DEFAULT_MAX_BLOB_BYTES } from "./options.ts";
+
+export { DEFAULT_MAX_BLOB_BYTES };
+import { PodError } from "./pod/errors.ts";
 import { verifyPod } from "./pod/verify.ts";
 import { BrokerError } from "./problem.ts";
 import type { PodRecord, Registry } from "./types.ts";
@@ -22,8 +26,6 @@ export interface CreatePodOptions {
   randomId?: () => string;
 }
 
-/** The default upload limit: 50 MiB. */
-export const DEFAULT_MAX_BLOB_BYTES = 52_428_800;
 /** How many fresh ids are tried before giving up on a collision. */
 const ID_ATTEMPTS = 8;
 
@@ -60,7 +62,12 @@ export async function createPod(
       `Cannot accept the pod: it is ${blob.length} bytes, the limit is ${maxBlobBytes}`,
     );
   }
-  const { manifest, ownerPubkey, contentSha256 } = await verifyPod(blob);
+  const { manifest, ownerPubkey, contentSha256 } = await verifyPod(blob).catch(
+    (error) => {
+      if (!(error instanceof PodError)) throw error;
+      throw new BrokerError(error.code, error.message, { cause: error });
+    },
+  );
   const randomId = options.randomId ??
     (() => randomAlphanumeric(POD_ID_LENGTH));
   try {

@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { IceServer, TurnOptions } from "./ice.ts";
 import type { Logger } from "./log.ts";
 
 /** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
@@ -46,6 +47,17 @@ export interface Registry {
    * without loading them whole. Used instead of `getBlob` when present.
    */
   getBlobStream?(id: string): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Optional: removes the blob of `id` and keeps a tombstone, so that its
+   * URL answers 410. Resolves true when a live pod was deleted.
+   */
+  deletePod?(id: string): Promise<boolean>;
+  /** Optional: whether `id` was removed by `deletePod`. */
+  isDeleted?(id: string): Promise<boolean>;
+  /** Optional: the live records, oldest first, of one owner key or all. */
+  listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
+  /** Optional: releases connections and handles. */
+  close?(): void | Promise<void>;
 }
 
 /** A WebSocket as the signaling hub sees it: the two things it ever does. */
@@ -108,6 +120,13 @@ export interface SignalServerOptions {
   podHeaderOptions?: PodHeaderOptions;
   /** Signaling limits. */
   signaling?: SignalingOptions;
+  /**
+   * Static ICE servers sent to every peer in `joined` and `ice` frames
+   * (STUN, or TURN with fixed credentials). @default {[]}
+   */
+  iceServers?: IceServer[];
+  /** TURN servers whose per-peer, time-limited credentials the broker mints. */
+  turn?: TurnOptions;
   /** Receives log events. @default {jsonLogger} */
   logger?: Logger;
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import process from "node:process";
 import { signedPod, spawnBroker, startServer } from "./_helpers.ts";
 
 const MOD = new URL("../src/mod.ts", import.meta.url).pathname;
@@ -49,6 +50,23 @@ Deno.test("cli exits 2 with a one-line reason on bad input", async () => {
     [["--max-peers-per-session", "0"], /--max-peers-per-session '0'/],
     [["sign", "/tmp/x.html"], /sign needs --key FILE/],
     [["verify"], /verify takes exactly one file/],
+    [["--stun-url", "http://stun.example"], /Cannot use --stun-url 'http/],
+    [["--stun-url", "turn:relay.example"], /expected a stun: URL/],
+    [
+      ["--turn-url", "stun:x.example"],
+      /Cannot use --turn-url 'stun:x.example'/,
+    ],
+    [
+      ["--turn-url", "turn:relay.example:3478"],
+      /--turn-secret-file or env POD_BROKER_TURN_SECRET is required/,
+    ],
+    [
+      ["--turn-secret-file", join(file, "nope")],
+      /Cannot read --turn-secret-file/,
+    ],
+    [["--turn-secret-file", file], /the file is empty/],
+    [["--turn-ttl", "60"], /--turn-url/],
+    [["--turn-ttl", "0", "--turn-url", "turn:r.example"], /--turn-ttl '0'/],
   ];
   for (const [args, reason] of cases) {
     const run = await cli(args);
@@ -132,5 +150,78 @@ Deno.test("cli publish signs the chat pod and uploads it, printing its URL", asy
   assert.equal(meta.name, "Chat");
   const refused = await cli(["publish", "--broker", t.url, "--key", MOD, chat]);
   assert.equal(refused.code, 2);
-  assert.match(refused.stderr, /Cannot read private key/);
+  assert.match(
+    refused.stderr,
+    /Cannot use key '.*': not an Ed25519 PKCS#8 PEM private key/,
+  );
+});
+
+Deno.test("cli keeps the TURN secret out of its output and the process list", async () => {
+  const dir = await Deno.makeTempDir();
+  const secretFile = join(dir, "turn.secret");
+  const secret = "s3cret-" + crypto.randomUUID();
+  await Deno.writeTextFile(secretFile, `${secret}\n`);
+  // A bad TTL next to a good secret: the message names the flag, not the secret.
+  const bad = await cli([
+    "--turn-url",
+    "turn:relay.example:3478",
+    "--turn-secret-file",
+    secretFile,
+    "--turn-ttl",
+    "999999999",
+  ]);
+  assert.equal(bad.code, 2);
+  assert.ok(!bad.stderr.includes(secret) && !bad.stdout.includes(secret));
+  // The secret read from the environment works the same way.
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      MOD,
+      "--turn-url",
+      "turns:relay.example:443",
+      "--port",
+      "x",
+    ],
+    stdin: "null",
+    env: { NO_COLOR: "1", POD_BROKER_TURN_SECRET: secret },
+  }).output();
+  assert.equal(code, 2);
+  assert.ok(!new TextDecoder().decode(stderr).includes(secret));
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("cli sign reports a file that cannot be a pod on one line with exit 2", async () => {
+  const dir = await Deno.makeTempDir();
+  const key = join(dir, "k.pem");
+  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  const twoSlots = join(dir, "two.html");
+  const slot =
+    '<script type="application/pod-manifest" id="__POD_MANIFEST_B64">e30=</script>';
+  await Deno.writeTextFile(twoSlots, `<html>${slot}${slot}</html>`);
+  const run = await cli(["sign", "--key", key, twoSlots]);
+  assert.equal(run.code, 2, run.stderr);
+  assert.match(run.stderr, /Cannot sign '.*two\.html': manifest_malformed: /);
+  assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("runCli() treats an unexpected TypeError as a bug: exit 1, not usage", async () => {
+  const { runCli } = await import("../src/cli.ts");
+  const written: string[] = [];
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: string) => {
+    written.push(String(chunk));
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    const code = await runCli(["--port", "0"], () => {
+      throw new TypeError("Cannot read properties of undefined");
+    });
+    assert.equal(code, 1);
+  } finally {
+    process.stderr.write = write;
+  }
+  assert.match(written[0]!, /unexpected error \(a bug, please report it\)/);
+  assert.ok(!written.join("").includes("see --help"));
 });

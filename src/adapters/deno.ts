@@ -12,9 +12,10 @@ import type { SignalServer, SignalServerOptions } from "../types.ts";
 /**
  * Starts a broker on Deno and resolves once it listens.
  *
- * Dead peers are found with Deno's WebSocket `idleTimeout` (a ping every
- * `signaling.pingIntervalMs`, rounded up to whole seconds, and a close when
- * no pong comes within the next interval).
+ * Dead peers are found with Deno's WebSocket `idleTimeout`: a socket silent
+ * for one `signaling.pingIntervalMs` is pinged, and one still silent after
+ * the next is dropped, as on Node. Deno counts the interval in whole
+ * seconds, so it is rounded up.
  *
  * @param options Server options; `registry` is required.
  * @returns The running server, with its bound `port` and `close()`.
@@ -44,32 +45,26 @@ export function createSignalServer(
     port: resolved.port,
     hostname: resolved.hostname,
     onListen: () => resolve(),
-  }, (request) => {
-    if (
-      request.method === "GET" && new URL(request.url).pathname === "/signal" &&
-      request.headers.get("Upgrade")?.toLowerCase() === "websocket"
-    ) {
-      const verdict = broker.admit(request);
-      if (verdict instanceof Response) return verdict;
-      const { socket, response } = Deno.upgradeWebSocket(request, {
-        idleTimeout,
-      });
-      socket.binaryType = "arraybuffer";
-      const client = broker.hub.connect({
-        send: (text) => socket.send(text),
-        close: (code, reason) => socket.close(code, reason),
-      }, verdict.origin);
-      socket.onmessage = (event) => {
-        client.message(
-          typeof event.data === "string"
-            ? event.data
-            : new Uint8Array(event.data),
-        );
-      };
-      socket.onclose = () => client.closed();
-      return response;
-    }
-    return broker.fetch(request);
+  }, async (request) => {
+    const answer = await broker.handle(request);
+    if (answer instanceof Response) return answer;
+    const { socket, response } = Deno.upgradeWebSocket(request, {
+      idleTimeout,
+    });
+    socket.binaryType = "arraybuffer";
+    const client = broker.hub.connect({
+      send: (text) => socket.send(text),
+      close: (code, reason) => socket.close(code, reason),
+    }, answer.origin);
+    socket.onmessage = (event) => {
+      client.message(
+        typeof event.data === "string"
+          ? event.data
+          : new Uint8Array(event.data),
+      );
+    };
+    socket.onclose = () => client.closed();
+    return response;
   });
 
   let closed: Promise<void> | undefined;

@@ -7,7 +7,7 @@
  */
 
 import { decodeBase64 } from "../_encoding.ts";
-import { BrokerError } from "../problem.ts";
+import { PodError } from "./errors.ts";
 
 /** The exact bytes that open the manifest slot. */
 export const SLOT_LITERAL =
@@ -59,7 +59,7 @@ export function findSlots(bytes: Uint8Array): number[] {
  *
  * @param bytes The pod.
  * @returns Offsets of the first payload byte and just past the last one.
- * @throws {BrokerError} `manifest_missing` without a slot; otherwise
+ * @throws {PodError} `manifest_missing` without a slot; otherwise
  * `manifest_malformed`.
  */
 export function locatePayload(
@@ -67,13 +67,13 @@ export function locatePayload(
 ): { payloadStart: number; payloadEnd: number } {
   const slots = findSlots(bytes);
   if (slots.length === 0) {
-    throw new BrokerError(
+    throw new PodError(
       "manifest_missing",
       "Cannot find the manifest slot in the pod",
     );
   }
   if (slots.length > 1) {
-    throw new BrokerError(
+    throw new PodError(
       "manifest_malformed",
       `Cannot accept the pod: it has ${slots.length} manifest slots, expected one`,
     );
@@ -81,7 +81,7 @@ export function locatePayload(
   const payloadStart = slots[0]! + SLOT.length;
   const payloadEnd = bytes.indexOf(LESS_THAN, payloadStart);
   if (payloadEnd === -1 || !matchesAt(bytes, END, payloadEnd)) {
-    throw new BrokerError(
+    throw new PodError(
       "manifest_malformed",
       "Cannot read the manifest: its payload is not closed by '</script>'",
     );
@@ -95,7 +95,7 @@ export function locatePayload(
  *
  * @param bytes The pod.
  * @returns The payload's position and its parsed JSON.
- * @throws {BrokerError} `manifest_missing` without a slot; otherwise
+ * @throws {PodError} `manifest_missing` without a slot; otherwise
  * `manifest_malformed`.
  */
 export function parsePod(bytes: Uint8Array): ParsedPod {
@@ -105,7 +105,7 @@ export function parsePod(bytes: Uint8Array): ParsedPod {
   );
   const decoded = decodeBase64(payload);
   if (decoded === null || decoded.length === 0) {
-    throw new BrokerError(
+    throw new PodError(
       "manifest_malformed",
       "Cannot decode the manifest: the payload is not strict padded base64",
     );
@@ -118,7 +118,7 @@ export function parsePod(bytes: Uint8Array): ParsedPod {
       ),
     );
   } catch (cause) {
-    throw new BrokerError(
+    throw new PodError(
       "manifest_malformed",
       "Cannot parse the manifest: it is not UTF-8 JSON",
       { cause },

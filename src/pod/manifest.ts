@@ -6,7 +6,7 @@
  */
 
 import { decodeBase64Url } from "../_encoding.ts";
-import { BrokerError } from "../problem.ts";
+import { PodError } from "./errors.ts";
 
 /** A pod manifest, version 1. Byte strings are base64url without padding. */
 export interface PodManifest {
@@ -48,7 +48,7 @@ const RFC3339_UTC =
  *
  * @param json A parsed manifest payload.
  * @returns The manifest, typed.
- * @throws {BrokerError} `manifest_malformed`, naming the first member at fault.
+ * @throws {PodError} `manifest_malformed`, naming the first member at fault.
  */
 export function parseManifest(json: unknown): PodManifest {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
@@ -148,8 +148,8 @@ function checkBytes(
   }
 }
 
-function malformed(reason: string): BrokerError {
-  return new BrokerError(
+function malformed(reason: string): PodError {
+  return new PodError(
     "manifest_malformed",
     `Cannot accept the manifest: ${reason}`,
   );

@@ -32,7 +32,7 @@ export interface SignPodOptions {
  * @param seed The author's 32-byte Ed25519 seed (see `decodePrivateKeyPem`).
  * @param options Optional `name` and `createdAt`.
  * @returns The signed pod's bytes.
- * @throws {BrokerError} When the document has more than one slot or a slot
+ * @throws {PodError} When the document has more than one slot or a slot
  * that is not closed by `</script>`.
  *
  * @example Sign a page

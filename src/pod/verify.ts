@@ -7,7 +7,7 @@
 
 import { decodeBase64Url, encodeBase64Url } from "../_encoding.ts";
 import { sha256 } from "../_hash.ts";
-import { BrokerError } from "../problem.ts";
+import { PodError } from "./errors.ts";
 import { verify } from "./ed25519.ts";
 import { parsePod } from "./format.ts";
 import { parseManifest, type PodManifest, signedMessage } from "./manifest.ts";
@@ -31,7 +31,7 @@ export interface VerifiedPod {
  *
  * @param bytes The pod.
  * @returns The manifest and owner key.
- * @throws {BrokerError} With the code of the first failed check.
+ * @throws {PodError} With the code of the first failed check.
  *
  * @example Verify a pod signed with signPod
  * ```ts
@@ -50,7 +50,7 @@ export async function verifyPod(bytes: Uint8Array): Promise<VerifiedPod> {
   const signature = decodeBase64Url(manifest.signature)!;
   const publicKey = decodeBase64Url(manifest.publicKey)!;
   if (!(await verify(signature, signedMessage(manifest), publicKey))) {
-    throw new BrokerError(
+    throw new PodError(
       "signature_invalid",
       "Cannot verify the manifest signature with its public key",
     );
@@ -59,7 +59,7 @@ export async function verifyPod(bytes: Uint8Array): Promise<VerifiedPod> {
     sha256(bytes.subarray(0, payloadStart), bytes.subarray(payloadEnd)),
   );
   if (contentSha256 !== manifest.contentSha256) {
-    throw new BrokerError(
+    throw new PodError(
       "content_mismatch",
       "Cannot accept the pod: its bytes do not match the signed contentSha256",
     );

@@ -7,6 +7,7 @@
  */
 
 import { PEER_ID_LENGTH, randomAlphanumeric } from "../_id.ts";
+import type { IceServer } from "../ice.ts";
 import type { Logger } from "../log.ts";
 import type { ResolvedSignalingOptions } from "../options.ts";
 import type { PeerSocket } from "../types.ts";
@@ -76,6 +77,7 @@ interface Peer {
 export class SignalingHub {
   #options: ResolvedSignalingOptions;
   #logger: Logger | undefined;
+  #iceServers: (peerId: string) => IceServer[];
   #live = new Set<Peer>();
   #peers = new Map<string, Peer>();
   #sessions = new Map<string, Map<string, Peer>>();
@@ -87,10 +89,17 @@ export class SignalingHub {
    *
    * @param options Resolved signaling limits.
    * @param logger Optional log sink.
+   * @param iceServers The ICE servers of a peer (`joined` and `ice` frames);
+   * none by default.
    */
-  constructor(options: ResolvedSignalingOptions, logger?: Logger) {
+  constructor(
+    options: ResolvedSignalingOptions,
+    logger?: Logger,
+    iceServers: (peerId: string) => IceServer[] = () => [],
+  ) {
     this.#options = options;
     this.#logger = logger;
+    this.#iceServers = iceServers;
   }
 
   /** Live figures: sockets, sessions, peers and origins. */
@@ -216,6 +225,23 @@ export class SignalingHub {
         );
         break;
       }
+      case "ice":
+        if (peer.id === null) {
+          this.#error(
+            peer,
+            "not_joined",
+            "Cannot send ICE servers: join a session first",
+          );
+          return;
+        }
+        send(
+          peer,
+          JSON.stringify({
+            type: "ice",
+            iceServers: this.#iceServers(peer.id),
+          }),
+        );
+        break;
       case "leave":
         this.#close(peer, CLOSE_CODES.normal, "Left");
         break;
@@ -260,6 +286,7 @@ export class SignalingHub {
         session: name,
         peerId: id,
         peers: others,
+        iceServers: this.#iceServers(id),
       }),
     );
   }

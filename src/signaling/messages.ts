@@ -27,6 +27,7 @@ export interface CandidateData {
 export type ClientMessage =
   | { type: "join"; session: string }
   | { type: "signal"; to: string; data: SdpData | CandidateData }
+  | { type: "ice" }
   | { type: "leave" };
 
 /** Error codes the hub sends in `{"type":"error"}` frames. */
@@ -106,11 +107,14 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
         return bad("signal data must be exactly {sdp} or {candidate}");
       }
       return { type: "signal", to: json.to, data: json.data };
+    case "ice":
+      if (!hasOnly(json, ["type"])) return bad("ice takes no members");
+      return { type: "ice" };
     case "leave":
       if (!hasOnly(json, ["type"])) return bad("leave takes no members");
       return { type: "leave" };
     default:
-      return bad("type must be 'join', 'signal' or 'leave'");
+      return bad("type must be 'join', 'signal', 'ice' or 'leave'");
   }
 }
 

@@ -1,0 +1,119 @@
+/**
+ * WebSockets on Node: `ws` with `noServer` performs the upgrades that the
+ * broker admitted, feeds each socket to the hub, and finds dead peers with
+ * the same rule as Deno's `idleTimeout`: a socket silent for one ping
+ * interval is pinged, and one silent for two is dropped.
+ *
+ * @module
+ */
+
+import type { Buffer } from "node:buffer";
+import { Buffer as NodeBuffer } from "node:buffer";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { clearInterval, setInterval } from "node:timers";
+// @ts-types="@types/ws"
+import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import type { Admission } from "../broker.ts";
+import type { Logger } from "../log.ts";
+import type { SignalingHub } from "../signaling/hub.ts";
+
+/** What the Node adapter needs of the signaling side. */
+export interface NodeSignaling {
+  /** Completes an admitted upgrade and hands the socket to the hub. */
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    admission: Admission,
+  ): void;
+  /** Terminates the sockets still open and stops the heartbeat. */
+  close(): void;
+}
+
+/** Options of {@linkcode createNodeSignaling}. */
+export interface NodeSignalingOptions {
+  /** The hub to feed. */
+  hub: SignalingHub;
+  /** Largest frame; `ws` closes larger ones with 1009. */
+  maxFrameBytes: number;
+  /** The ping interval. */
+  pingIntervalMs: number;
+  /** Log sink. */
+  logger: Logger;
+}
+
+/**
+ * Starts the WebSocket side of the Node adapter.
+ *
+ * @param options Hub, limits and logger.
+ * @returns Upgrade and close.
+ */
+export function createNodeSignaling(
+  options: NodeSignalingOptions,
+): NodeSignaling {
+  const { hub, logger, pingIntervalMs } = options;
+  const lastSeen = new Map<WebSocket, number>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    clientTracking: false,
+    maxPayload: options.maxFrameBytes,
+  });
+
+  // Half the interval between checks, so that a silent socket is pinged
+  // after one to one and a half intervals and dropped after two to two and
+  // a half.
+  const heartbeat = setInterval(() => {
+    const now = Date.now();
+    for (const [ws, seen] of lastSeen) {
+      const silent = now - seen;
+      if (silent >= 2 * pingIntervalMs) ws.terminate();
+      else if (silent >= pingIntervalMs) ws.ping();
+    }
+  }, Math.max(1, Math.floor(pingIntervalMs / 2)));
+  // The listening server keeps the process alive; the heartbeat need not.
+  heartbeat.unref();
+
+  function upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    admission: Admission,
+  ): void {
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const client = hub.connect({
+        send: (text) => ws.send(text),
+        close: (code, reason) => ws.close(code, reason),
+      }, admission.origin);
+      const seen = () => lastSeen.set(ws, Date.now());
+      seen();
+      ws.on("pong", seen);
+      ws.on("message", (data: RawData, isBinary: boolean) => {
+        seen();
+        client.message(isBinary ? toBytes(data) : toBytes(data).toString());
+      });
+      ws.on("error", (error) => {
+        logger("debug", "WebSocket error", { error });
+      });
+      ws.on("close", () => {
+        lastSeen.delete(ws);
+        client.closed();
+      });
+    });
+  }
+
+  function close(): void {
+    for (const ws of lastSeen.keys()) ws.terminate();
+    clearInterval(heartbeat);
+    wss.close();
+  }
+
+  return { upgrade, close };
+}
+
+/** The bytes of a `ws` message, whatever shape `ws` gave them. */
+function toBytes(data: RawData): Buffer {
+  if (NodeBuffer.isBuffer(data)) return data;
+  if (Array.isArray(data)) return NodeBuffer.concat(data);
+  return NodeBuffer.from(data);
+}

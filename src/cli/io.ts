@@ -1,0 +1,76 @@
+/**
+ * Small input/output helpers shared by the CLI's commands: argument
+ * parsing, reading files with one-line errors, printing.
+ *
+ * @module
+ */
+
+import { readFile } from "node:fs/promises";
+import process from "node:process";
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { UsageError } from "./usage_error.ts";
+
+/** What {@linkcode parse} returns for the flags `T`. */
+export type Parsed<T extends NonNullable<ParseArgsConfig["options"]>> =
+  ReturnType<
+    typeof parseArgs<{
+      args: string[];
+      options: T;
+      allowPositionals: boolean;
+      strict: true;
+    }>
+  >;
+
+/** `parseArgs` with strict flags; a bad flag is a {@linkcode UsageError}. */
+export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
+  args: string[],
+  options: T,
+  allowPositionals: boolean,
+): Parsed<T> {
+  try {
+    return parseArgs({ args, options, allowPositionals, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split("\n")[0]!);
+  }
+}
+
+/** The single file argument of `command`. */
+export function onePositional(positionals: string[], command: string): string {
+  if (positionals.length !== 1) {
+    throw new UsageError(`${command} takes exactly one file`);
+  }
+  return positionals[0]!;
+}
+
+/** A file's bytes, or a {@linkcode UsageError} naming it. */
+export async function readBytes(path: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await readFile(path));
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read '${path}': ${(error as { code?: string }).code ?? error}`,
+    );
+  }
+}
+
+/** A file's text, or a {@linkcode UsageError} naming it. */
+export async function readText(path: string, what: string): Promise<string> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    throw new UsageError(
+      `Cannot read ${what} '${path}': ${(error as { code?: string }).code}`,
+    );
+  }
+}
+
+/** Writes `text` to standard output; returns exit code 0. */
+export function print(text: string): number {
+  process.stdout.write(text);
+  return 0;
+}
+
+/** Writes one line (or more) to standard error. */
+export function stderr(text: string): void {
+  process.stderr.write(text);
+}

@@ -1,0 +1,170 @@
+/**
+ * The pod author's commands: `keygen`, `sign`, `verify` and `publish`. A
+ * file that is not a valid pod is reported on one line with its code.
+ *
+ * @module
+ */
+
+import { writeFile } from "node:fs/promises";
+import process from "node:process";
+import { encodeBase64Url } from "../_encoding.ts";
+import { generateKeyPair } from "../pod/ed25519.ts";
+import { PodError } from "../pod/errors.ts";
+import { decodePrivateKeyPem, encodePrivateKeyPem } from "../pod/keys.ts";
+import { signPod } from "../pod/sign.ts";
+import { verifyPod } from "../pod/verify.ts";
+import {
+  onePositional,
+  parse,
+  print,
+  readBytes,
+  readText,
+  stderr,
+} from "./io.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** `keygen [--out FILE]`: a fresh key as PKCS#8 PEM. */
+export async function keygen(args: string[]): Promise<number> {
+  const { values } = parse(args, {
+    out: { type: "string" },
+    help: { type: "boolean" },
+  }, false);
+  if (values.help) return print("Usage: pod-broker keygen [--out FILE]\n");
+  const { seed, publicKey } = await generateKeyPair();
+  const pem = encodePrivateKeyPem(seed);
+  if (values.out === undefined) {
+    process.stdout.write(pem);
+  } else {
+    await writeFile(values.out, pem, { mode: 0o600, flag: "wx" }).catch(
+      (error) => {
+        throw new UsageError(
+          `Cannot write key to '${values.out}': ${error.code ?? error.message}`,
+        );
+      },
+    );
+  }
+  stderr(`publicKey: ${encodeBase64Url(publicKey)}\n`);
+  return 0;
+}
+
+/** `sign --key FILE [--name N] [--created-at] [--out FILE] POD.html`. */
+export async function signCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    key: { type: "string" },
+    name: { type: "string" },
+    "created-at": { type: "boolean" },
+    out: { type: "string" },
+  }, true);
+  if (values.key === undefined) throw new UsageError("sign needs --key FILE");
+  const input = onePositional(positionals, "sign");
+  const seed = await readKey(values.key);
+  const pod = await signFile(input, seed, values);
+  if (values.out === undefined) process.stdout.write(pod);
+  else await writeFile(values.out, pod);
+  return 0;
+}
+
+/** `verify POD.html`: exit 0 valid, 1 not a valid pod. */
+export async function verifyCommand(args: string[]): Promise<number> {
+  const { positionals } = parse(args, {}, true);
+  const input = onePositional(positionals, "verify");
+  try {
+    const { manifest, contentSha256 } = await verifyPod(await readBytes(input));
+    const report = {
+      valid: true,
+      ownerPubkey: manifest.publicKey,
+      contentSha256,
+      name: manifest.name ?? null,
+      createdAt: manifest.createdAt ?? null,
+    };
+    return print(`${JSON.stringify(report, null, 2)}\n`);
+  } catch (error) {
+    if (!(error instanceof PodError)) throw error;
+    stderr(`pod-broker: ${input}: ${error.code}: ${error.message}\n`);
+    return 1;
+  }
+}
+
+/** `publish --broker URL [--key FILE] [--name N] POD.html`: sign and upload. */
+export async function publish(args: string[]): Promise<number> {
+  const { values, positionals } = parse(args, {
+    broker: { type: "string" },
+    key: { type: "string" },
+    name: { type: "string" },
+    "created-at": { type: "boolean" },
+  }, true);
+  if (values.broker === undefined) {
+    throw new UsageError("publish needs --broker URL");
+  }
+  const input = onePositional(positionals, "publish");
+  let seed: Uint8Array;
+  if (values.key !== undefined) {
+    seed = await readKey(values.key);
+  } else {
+    seed = (await generateKeyPair()).seed;
+    stderr(
+      "pod-broker: signing with a fresh key (pass --key FILE to keep one)\n",
+    );
+  }
+  const pod = await signFile(input, seed, values);
+  let endpoint: URL;
+  try {
+    endpoint = new URL(
+      "pods",
+      values.broker.endsWith("/") ? values.broker : `${values.broker}/`,
+    );
+  } catch {
+    throw new UsageError(`Cannot use --broker '${values.broker}': not a URL`);
+  }
+  const response = await fetch(endpoint, {
+    method: "POST",
+    headers: { "Content-Type": "text/html; charset=utf-8" },
+    body: pod as Uint8Array<ArrayBuffer>,
+  });
+  const body = await response.json().catch(() => null) as
+    | { url?: string; code?: string; detail?: string }
+    | null;
+  if (response.status !== 201 || body?.url === undefined) {
+    const reason = body?.code
+      ? `${body.code}: ${body.detail}`
+      : `HTTP ${response.status}`;
+    stderr(`pod-broker: upload refused: ${reason}\n`);
+    return 1;
+  }
+  return print(`${body.url}\n`);
+}
+
+/** The seed in the key file at `path`; a file that is no key is a usage error. */
+async function readKey(path: string): Promise<Uint8Array> {
+  const text = await readText(path, "key");
+  try {
+    return decodePrivateKeyPem(text);
+  } catch {
+    throw new UsageError(
+      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
+    );
+  }
+}
+
+/** Signs the file at `input`; a file that cannot be a pod is a usage error. */
+async function signFile(
+  input: string,
+  seed: Uint8Array,
+  values: { name?: string; "created-at"?: boolean },
+): Promise<Uint8Array> {
+  try {
+    return await signPod(await readBytes(input), seed, signOptions(values));
+  } catch (error) {
+    if (!(error instanceof PodError)) throw error;
+    throw new UsageError(
+      `Cannot sign '${input}': ${error.code}: ${error.message}`,
+    );
+  }
+}
+
+function signOptions(values: { name?: string; "created-at"?: boolean }) {
+  const options: { name?: string; createdAt?: true } = {};
+  if (values.name !== undefined) options.name = values.name;
+  if (values["created-at"]) options.createdAt = true;
+  return options;
+}
