@@ -22,6 +22,7 @@ import {
   type RouteRequest,
 } from "./routes.ts";
 import { SignalingHub } from "./signaling/hub.ts";
+import { UploadBudget } from "./upload_budget.ts";
 
 export type { Admission };
 
@@ -65,6 +66,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     options.logger,
     options.iceServersFor,
   );
+  const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
   let closing = false;
 
@@ -84,6 +86,8 @@ export function createBroker(options: ResolvedOptions): Broker {
           handleUpload(request, {
             registry: options.registry,
             maxBlobBytes: options.maxBlobBytes,
+            budget,
+            uploadTimeoutMs: options.uploadTimeoutMs,
             baseUrl: baseUrlOf(request, url, options),
           }),
       },
@@ -252,7 +256,7 @@ function notAllowed(route: Route): Response {
 function toProblem(error: unknown, logger: Logger): Response {
   if (error instanceof PodError) return problem(error.code, error.message);
   if (error instanceof BrokerError) {
-    if (error.status >= 500) {
+    if (error.status >= 500 && error.code !== "busy") {
       logger("error", error.message, { code: error.code, error: error.cause });
     }
     return problem(error.code, error.message);

@@ -123,6 +123,27 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "upload limit in bytes (the default is 50 MiB)",
   },
   {
+    key: "maxUploadBytesInFlight",
+    flag: "max-upload-bytes-in-flight",
+    arg: "N",
+    kind: "integer",
+    default: 268_435_456,
+    min: 1,
+    max: MAX,
+    help:
+      "upload bytes the broker holds at once (announced, or the limit for chunked uploads); past it 503 busy (the default is 256 MiB)",
+  },
+  {
+    key: "uploadTimeoutMs",
+    flag: "upload-timeout-ms",
+    arg: "N",
+    kind: "integer",
+    default: 15_000,
+    min: 1,
+    max: MAX,
+    help: "an upload that sends no byte for this long gets 408 upload_timeout",
+  },
+  {
     key: "podHeaderOptions.csp",
     flag: "csp",
     arg: "STR",
@@ -320,6 +341,10 @@ export interface ResolvedOptions {
   trustProxy: boolean;
   /** Upload limit in bytes. */
   maxBlobBytes: number;
+  /** Upload bytes held at once. */
+  maxUploadBytesInFlight: number;
+  /** Longest wait for the next byte of an upload. */
+  uploadTimeoutMs: number;
   /** Pod header overrides. */
   podHeaderOptions: PodHeaderOptions;
   /** Signaling limits. */
@@ -435,6 +460,8 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     baseUrl: (out.baseUrl as string | undefined) ?? null,
     trustProxy: out.trustProxy as boolean,
     maxBlobBytes: out.maxBlobBytes as number,
+    maxUploadBytesInFlight: out.maxUploadBytesInFlight as number,
+    uploadTimeoutMs: out.uploadTimeoutMs as number,
     podHeaderOptions: out.podHeaderOptions as PodHeaderOptions,
     signaling,
     iceServers,

@@ -23,7 +23,15 @@ export const PROBLEM_CODES = {
   too_many_sockets: { status: 503, title: "Service Unavailable" },
   shutting_down: { status: 503, title: "Service Unavailable" },
   internal_error: { status: 500, title: "Internal Server Error" },
+  busy: { status: 503, title: "Service Unavailable" },
+  upload_timeout: { status: 408, title: "Request Timeout" },
+  owner_denied: { status: 403, title: "Forbidden" },
+  content_denied: { status: 403, title: "Forbidden" },
+  pod_deleted: { status: 410, title: "Gone" },
 } as const;
+
+/** Seconds a client refused with `busy` is asked to wait (`Retry-After`). */
+export const BUSY_RETRY_AFTER_SECONDS = 2;
 
 /** A stable, machine-readable error code of the HTTP API. */
 export type ProblemCode = keyof typeof PROBLEM_CODES;
@@ -86,6 +94,9 @@ export function problem(
   headers?: Record<string, string>,
 ): Response {
   const { status, title } = PROBLEM_CODES[code];
+  if (code === "busy") {
+    headers = { "Retry-After": `${BUSY_RETRY_AFTER_SECONDS}`, ...headers };
+  }
   const body = JSON.stringify({
     type: "about:blank",
     title,

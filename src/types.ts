@@ -116,6 +116,14 @@ export interface SignalServerOptions {
   trustProxy?: boolean;
   /** Upload limit in bytes. @default {52428800} */
   maxBlobBytes?: number;
+  /**
+   * Upload bytes the broker holds at once: each upload reserves its
+   * Content-Length (or `maxBlobBytes` when chunked) until it is stored;
+   * past the budget a new upload gets 503 `busy`. @default {268435456}
+   */
+  maxUploadBytesInFlight?: number;
+  /** An upload that sends no byte for this long gets 408. @default {15000} */
+  uploadTimeoutMs?: number;
   /** Pod response headers. */
   podHeaderOptions?: PodHeaderOptions;
   /** Signaling limits. */

@@ -1,6 +1,7 @@
 /**
  * `POST /pods`: media type, the size limit (from Content-Length, then while
- * the body streams in), `createPod`, and `201 Created`.
+ * the body streams in), the upload budget, the progress deadline,
+ * `createPod`, and `201 Created`.
  *
  * @module
  */
@@ -8,6 +9,7 @@
 import { createPod } from "../create_pod.ts";
 import { BrokerError } from "../problem.ts";
 import type { Registry } from "../types.ts";
+import type { UploadBudget } from "../upload_budget.ts";
 
 /** What the upload route needs from the broker. */
 export interface UploadContext {
@@ -15,15 +17,20 @@ export interface UploadContext {
   registry: Registry;
   /** Upload limit in bytes. */
   maxBlobBytes: number;
+  /** The broker-wide budget of upload bytes in flight. */
+  budget: UploadBudget;
+  /** Longest wait for the next body byte. */
+  uploadTimeoutMs: number;
   /** The public base URL for this request, without a trailing slash. */
   baseUrl: string;
 }
 
 /**
- * Handles an upload.
+ * Handles an upload. Refusals that need no body (size announced over the
+ * limit, media type, budget) come before a byte of it is read.
  *
  * @param request The `POST /pods` request.
- * @param context Registry, limit and base URL.
+ * @param context Registry, limits, budget and base URL.
  * @returns 201 with `Location` and `{id,url,ownerPubkey,blobSize}`.
  * @throws {BrokerError} For every refusal.
  */
@@ -46,65 +53,101 @@ export async function handleUpload(
       }': a pod is sent as text/html`,
     );
   }
-  const expected = length !== null && /^\d+$/.test(length)
+  const announced = length !== null && /^\d+$/.test(length)
     ? Number(length)
-    : null;
-  const blob = await readBody(request.body, maxBlobBytes, expected);
-  const record = await createPod(context.registry, blob, { maxBlobBytes });
-  const url = `${context.baseUrl}/${record.id}`;
-  const body = {
-    id: record.id,
-    url,
-    ownerPubkey: record.ownerPubkey,
-    blobSize: record.blobSize,
-  };
-  return Response.json(body, { status: 201, headers: { Location: url } });
+    : maxBlobBytes;
+  const release = context.budget.reserve(announced);
+  if (release === null) {
+    throw new BrokerError(
+      "busy",
+      "Cannot accept the pod now: too many uploads in flight, try again shortly",
+    );
+  }
+  try {
+    const blob = await readBody(request.body, announced, context);
+    const record = await createPod(context.registry, blob, { maxBlobBytes });
+    const url = `${context.baseUrl}/${record.id}`;
+    const body = {
+      id: record.id,
+      url,
+      ownerPubkey: record.ownerPubkey,
+      blobSize: record.blobSize,
+    };
+    return Response.json(body, { status: 201, headers: { Location: url } });
+  } finally {
+    release();
+  }
 }
 
 /**
- * Reads a body of at most `max` bytes, cutting it off at `max + 1`. With a
- * known length the bytes go straight into one buffer of that size.
+ * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
+ * and failing with `upload_timeout` when no byte comes for
+ * `uploadTimeoutMs`. Memory grows with the bytes received, never with what
+ * the client announced: a resizable buffer reserves address space only,
+ * grows in place, and ends as a fixed buffer without a copy.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
-  max: number,
-  expected: number | null,
+  announced: number,
+  context: UploadContext,
 ): Promise<Uint8Array> {
   if (body === null) return new Uint8Array(0);
+  const max = context.maxBlobBytes;
+  // Address space for what was announced (HTTP framing ends the body
+  // there), or for the limit when the body is chunked.
+  const buffer = new ArrayBuffer(0, {
+    maxByteLength: Math.min(announced, max),
+  });
   const reader = body.getReader();
-  const buffer = new Uint8Array(expected ?? 0);
-  const chunks: Uint8Array[] = [];
   let size = 0;
-  let buffered = 0;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readWithin(
+        reader,
+        context.uploadTimeoutMs,
+      );
       if (done) break;
-      if (size + value.length > max) {
-        await reader.cancel();
+      if (size + value.length > buffer.maxByteLength) {
+        await reader.cancel().catch(() => {});
         throw tooLarge("The body", max);
       }
-      if (chunks.length === 0 && size + value.length <= buffer.length) {
-        buffer.set(value, size);
-        buffered += value.length;
-      } else {
-        chunks.push(value);
-      }
+      buffer.resize(size + value.length);
+      new Uint8Array(buffer, size, value.length).set(value);
       size += value.length;
     }
   } finally {
     reader.releaseLock();
   }
-  if (chunks.length === 0) return buffer.subarray(0, size);
-  // Unknown length (chunked), or more bytes than announced: join once.
-  const joined = new Uint8Array(size);
-  let offset = buffered;
-  joined.set(buffer.subarray(0, buffered));
-  for (const chunk of chunks) {
-    joined.set(chunk, offset);
-    offset += chunk.length;
+  return new Uint8Array(buffer.transferToFixedLength(size));
+}
+
+/** The next chunk, or `upload_timeout` (and the body cancelled) after `ms`. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      resolve();
+    }, ms);
+  });
+  try {
+    const result = await Promise.race([reader.read(), timeout]);
+    // Checked after the race: cancelling settles the pending read too.
+    if (timedOut || result === undefined) {
+      await reader.cancel().catch(() => {});
+      throw new BrokerError(
+        "upload_timeout",
+        `Cannot accept the pod: no byte of it arrived for ${ms} ms`,
+      );
+    }
+    return result;
+  } finally {
+    clearTimeout(timer);
   }
-  return joined;
 }
 
 function tooLarge(what: string, max: number): BrokerError {
