@@ -239,6 +239,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "ping interval; a peer silent for two intervals is dropped",
   },
   {
+    key: "signaling.maxBufferedBytes",
+    flag: "max-buffered-bytes",
+    arg: "N",
+    kind: "integer",
+    default: 1_048_576,
+    min: 1,
+    max: MAX,
+    help:
+      "unsent bytes one socket may hold; past it the socket is closed with 1013 and its peers get peer-left",
+  },
+  {
     key: "signaling.allowedOrigins",
     flag: "allowed-origin",
     arg: "O",
@@ -313,6 +324,8 @@ export interface ResolvedSignalingOptions {
   rateLimitPerSecond: number;
   /** Ping interval. */
   pingIntervalMs: number;
+  /** Unsent bytes one socket may hold. */
+  maxBufferedBytes: number;
   /** Allowed origins, or null for any. */
   allowedOrigins: string[] | null;
 }

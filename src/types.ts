@@ -66,6 +66,13 @@ export interface PeerSocket {
   send(text: string): void;
   /** Closes the socket with a WebSocket close code and reason. */
   close(code: number, reason: string): void;
+  /** Optional: bytes sent but not yet written to the network. */
+  bufferedAmount?(): number;
+  /**
+   * Optional: drops the connection at once, for a peer that does not finish
+   * the closing handshake in time.
+   */
+  terminate?(): void;
 }
 
 /** Response headers for served pods (DESIGN section 3). */
@@ -98,6 +105,11 @@ export interface SignalingOptions {
   rateLimitPerSecond?: number;
   /** Ping interval; a peer silent for two intervals is dead. @default {30000} */
   pingIntervalMs?: number;
+  /**
+   * Unsent bytes a socket may hold; past it the socket is closed with 1013
+   * and its peers get `peer-left`. @default {1048576}
+   */
+  maxBufferedBytes?: number;
   /** Origins (the literal "null" included) allowed to connect; absent allows any. */
   allowedOrigins?: string[];
 }

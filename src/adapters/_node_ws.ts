@@ -84,6 +84,8 @@ export function createNodeSignaling(
       const client = hub.connect({
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
+        bufferedAmount: () => ws.bufferedAmount,
+        terminate: () => ws.terminate(),
       }, admission.origin);
       const seen = () => lastSeen.set(ws, Date.now());
       seen();

@@ -55,6 +55,7 @@ export function createSignalServer(
     const client = broker.hub.connect({
       send: (text) => socket.send(text),
       close: (code, reason) => socket.close(code, reason),
+      bufferedAmount: () => socket.bufferedAmount,
     }, answer.origin);
     socket.onmessage = (event) => {
       client.message(

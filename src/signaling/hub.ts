@@ -19,7 +19,15 @@ export const CLOSE_CODES = {
   goingAway: 1001,
   policyViolation: 1008,
   messageTooBig: 1009,
+  tryAgainLater: 1013,
 } as const;
+
+/**
+ * How long a socket asked to close may take to finish the closing
+ * handshake before it is terminated, so that a peer that stopped reading
+ * cannot hold its connection open.
+ */
+export const CLOSE_DEADLINE_MS = 2_000;
 
 /** Live figures of the hub, as `/health` reports them. */
 export interface HubStats {
@@ -51,6 +59,7 @@ interface Peer {
   refilledAt: number;
   dropped: number;
   joinTimer: ReturnType<typeof setTimeout> | undefined;
+  closeTimer: ReturnType<typeof setTimeout> | undefined;
   closing: boolean;
   gone: boolean;
 }
@@ -141,6 +150,7 @@ export class SignalingHub {
       refilledAt: Date.now(),
       dropped: 0,
       joinTimer: undefined,
+      closeTimer: undefined,
       closing: false,
       gone: false,
     };
@@ -219,7 +229,7 @@ export class SignalingHub {
           );
           return;
         }
-        send(
+        this.#send(
           target,
           JSON.stringify({ type: "signal", from: peer.id, data: message.data }),
         );
@@ -234,7 +244,7 @@ export class SignalingHub {
           );
           return;
         }
-        send(
+        this.#send(
           peer,
           JSON.stringify({
             type: "ice",
@@ -272,14 +282,14 @@ export class SignalingHub {
     peer.joinTimer = undefined;
     const others = [...session.keys()];
     const notice = JSON.stringify({ type: "peer-joined", peerId: id });
-    for (const other of session.values()) send(other, notice);
+    for (const other of session.values()) this.#send(other, notice);
     peer.id = id;
     peer.session = session;
     peer.sessionName = name;
     session.set(id, peer);
     this.#sessions.set(name, session);
     this.#peers.set(id, peer);
-    send(
+    this.#send(
       peer,
       JSON.stringify({
         type: "joined",
@@ -319,8 +329,25 @@ export class SignalingHub {
     return false;
   }
 
+  // Sends one frame; a socket whose unsent bytes pass maxBufferedBytes is a
+  // slow reader: closed with 1013 so that it cannot make the broker buffer
+  // without limit, and its peers are told it left.
+  #send(peer: Peer, text: string): void {
+    if (peer.closing) return;
+    try {
+      peer.socket.send(text);
+    } catch {
+      // A socket that is already closing cannot send; its close event follows.
+      return;
+    }
+    const buffered = peer.socket.bufferedAmount?.() ?? 0;
+    if (buffered > this.#options.maxBufferedBytes) {
+      this.#close(peer, CLOSE_CODES.tryAgainLater, "Too slow to read");
+    }
+  }
+
   #error(peer: Peer, code: SignalErrorCode, message: string): void {
-    send(peer, JSON.stringify({ type: "error", code, message }));
+    this.#send(peer, JSON.stringify({ type: "error", code, message }));
   }
 
   // Leaves the session at once (peers are told), then asks the socket to
@@ -338,6 +365,11 @@ export class SignalingHub {
     } catch (error) {
       this.#logger?.("debug", "Socket close failed", { error });
     }
+    if (peer.socket.terminate === undefined) return;
+    peer.closeTimer = setTimeout(() => {
+      peer.closeTimer = undefined;
+      if (!peer.gone) peer.socket.terminate?.();
+    }, CLOSE_DEADLINE_MS);
   }
 
   #leave(peer: Peer): void {
@@ -353,12 +385,13 @@ export class SignalingHub {
       return;
     }
     const notice = JSON.stringify({ type: "peer-left", peerId: peer.id });
-    for (const other of session.values()) send(other, notice);
+    for (const other of session.values()) this.#send(other, notice);
   }
 
   #onClosed(peer: Peer): void {
     if (peer.gone) return;
     peer.gone = true;
+    clearTimeout(peer.closeTimer);
     peer.closing = true;
     this.#leave(peer);
     this.#live.delete(peer);
@@ -370,15 +403,6 @@ export class SignalingHub {
     if (this.#live.size === 0) {
       for (const resolve of this.#drained.splice(0)) resolve();
     }
-  }
-}
-
-function send(peer: Peer, text: string): void {
-  if (peer.closing) return;
-  try {
-    peer.socket.send(text);
-  } catch {
-    // A socket that is already closing cannot send; its close event follows.
   }
 }
 
