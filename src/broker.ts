@@ -49,6 +49,13 @@ export interface Broker {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
+/**
+ * `Strict-Transport-Security` for requests that reached the broker over
+ * https (an `https:` base URL, or `X-Forwarded-Proto: https` with
+ * `trustProxy`): one year, as the HTTP Observatory asks for an A+.
+ */
+const HSTS = "max-age=31536000";
+
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Expose-Headers": "Location, ETag",
@@ -143,7 +150,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   async function handle(request: Request): Promise<Response | Admission> {
     const url = new URL(request.url);
     const match = matchRoute(routes, url.pathname);
-    if (match === null) return notFound(url.pathname);
+    if (match === null) return withHsts(request, url, notFound(url.pathname));
     const { route, id } = match;
     let answer: Response | Admission;
     const handler = route.methods[request.method];
@@ -158,10 +165,13 @@ export function createBroker(options: ResolvedOptions): Broker {
         answer = toProblem(error, options.logger);
       }
     }
-    if (route.cors && answer instanceof Response) {
-      for (const [name, value] of Object.entries(CORS_HEADERS)) {
-        answer.headers.set(name, value);
+    if (answer instanceof Response) {
+      if (route.cors) {
+        for (const [name, value] of Object.entries(CORS_HEADERS)) {
+          answer.headers.set(name, value);
+        }
       }
+      withHsts(request, url, answer);
     }
     return answer;
   }
@@ -185,6 +195,13 @@ export function createBroker(options: ResolvedOptions): Broker {
       new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timer);
+  }
+
+  function withHsts(request: Request, url: URL, response: Response) {
+    if (baseUrlOf(request, url, options).startsWith("https:")) {
+      response.headers.set("Strict-Transport-Security", HSTS);
+    }
+    return response;
   }
 
   function refuseMethod(path: string): Response {

@@ -8,8 +8,6 @@
  * @module
  */
 
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import process from "node:process";
 import { parse, print, stderr } from "./cli/io.ts";
 import {
@@ -28,9 +26,9 @@ import {
 import { UsageError } from "./cli/usage_error.ts";
 import { jsonLogger } from "./log.ts";
 import { OptionError } from "./options.ts";
-import { MemoryRegistry } from "./registries/memory.ts";
-import { SqliteRegistry } from "./registries/sqlite.ts";
-import type { Registry, SignalServer, SignalServerOptions } from "./types.ts";
+import { openRegistry } from "./cli/registry.ts";
+import { deleteCommand, listCommand } from "./cli/operator.ts";
+import type { SignalServer, SignalServerOptions } from "./types.ts";
 import { VERSION } from "./version.ts";
 
 /** The runtime's `createSignalServer`, passed in by `mod.ts` or `mod_node.ts`. */
@@ -48,6 +46,9 @@ Usage:
   pod-broker verify POD.html            check a signed pod
   pod-broker publish --broker URL [--key FILE] [--name NAME] POD.html
                                         sign (with a fresh key if none) and upload
+  pod-broker list --data-dir D [--owner KEY]
+                                        the stored pods, one JSON record a line
+  pod-broker delete ID --data-dir D     take a pod down: its URL answers 410
 
 Serve options:
 ${serveHelp()}
@@ -76,6 +77,10 @@ export async function runCli(
         return await verifyCommand(rest);
       case "publish":
         return await publish(rest);
+      case "list":
+        return await listCommand(rest);
+      case "delete":
+        return await deleteCommand(rest);
       case "serve":
         return await serve(rest, createSignalServer);
       default:
@@ -109,7 +114,10 @@ async function serve(
   if (values.version) return print(`${VERSION}\n`);
   const { options: fromFlags, given } = optionsFromFlags(values);
   const kind = (values.registry as string | undefined) ?? "memory";
-  const registry = openRegistry(kind, values["data-dir"] as string | undefined);
+  const registry = await openRegistry(
+    kind,
+    values["data-dir"] as string | undefined,
+  );
   let server: SignalServer;
   try {
     server = await createSignalServer({ ...fromFlags, registry });
@@ -136,35 +144,4 @@ async function serve(
   await server.close();
   await registry.close?.();
   return 0;
-}
-
-function openRegistry(kind: string, dataDir: string | undefined): Registry {
-  if (kind === "memory") {
-    if (dataDir !== undefined) {
-      throw new UsageError("--data-dir needs --registry sqlite");
-    }
-    return new MemoryRegistry();
-  }
-  if (kind !== "sqlite") {
-    throw new UsageError(
-      `Cannot use --registry '${kind}': expected memory or sqlite`,
-    );
-  }
-  if (dataDir === undefined) {
-    throw new UsageError("--registry sqlite needs --data-dir PATH");
-  }
-  // Fail early and plainly if the directory cannot be written.
-  const probe = join(dataDir, `.write-probe-${process.pid}`);
-  try {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(probe, "");
-    rmSync(probe);
-  } catch (error) {
-    throw new UsageError(
-      `Cannot write to --data-dir '${dataDir}': ${
-        (error as Error).message.split("\n")[0]
-      }`,
-    );
-  }
-  return new SqliteRegistry({ dataDir });
 }

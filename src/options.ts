@@ -34,6 +34,7 @@ export type OptionKind =
   | "turnUrls"
   | "secret"
   | "registry"
+  | "bus"
   | "logger";
 
 /** One row of {@linkcode OPTIONS}. */
@@ -300,6 +301,14 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "lifetime of a minted TURN credential",
   },
   {
+    key: "bus",
+    flag: null,
+    kind: "bus",
+    defaultText: "in-process (CLI: `--bus`)",
+    help:
+      "the signaling bus between brokers: sessions shared across processes (RedisBus)",
+  },
+  {
     key: "logger",
     flag: null,
     kind: "logger",
@@ -366,6 +375,8 @@ export interface ResolvedOptions {
   iceServers: IceServer[];
   /** TURN with minted credentials, or null. */
   turn: ResolvedTurnOptions | null;
+  /** The signaling bus, or undefined for the in-process one. */
+  bus: unknown;
   /** The ICE servers of one peer: static entries plus minted TURN. */
   iceServersFor: (peerId: string) => IceServer[];
   /** Log sink. */
@@ -480,6 +491,7 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     iceServers,
     turn,
     iceServersFor: createIceServerSource(iceServers, turn),
+    bus: out.bus,
     logger: (out.logger as Logger | undefined) ?? jsonLogger,
   };
 }
@@ -612,6 +624,11 @@ function check(spec: OptionSpec, value: unknown): unknown {
       }
       return value;
     }
+    case "bus":
+      if (typeof value !== "object" || value === null) {
+        fail("must be a signaling bus object");
+      }
+      return value;
     case "logger":
       if (typeof value !== "function") fail("must be a function");
       return value;

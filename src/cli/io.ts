@@ -34,10 +34,14 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
   }
 }
 
-/** The single file argument of `command`. */
-export function onePositional(positionals: string[], command: string): string {
+/** The single positional argument of `command` (a file unless named). */
+export function onePositional(
+  positionals: string[],
+  command: string,
+  what = "file",
+): string {
   if (positionals.length !== 1) {
-    throw new UsageError(`${command} takes exactly one file`);
+    throw new UsageError(`${command} takes exactly one ${what}`);
   }
   return positionals[0]!;
 }

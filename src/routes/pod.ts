@@ -33,7 +33,8 @@ export interface PodContext {
  * @param id The path segment.
  * @param context Registry, headers and logger.
  * @returns The pod response.
- * @throws {BrokerError} `pod_not_found`.
+ * @throws {BrokerError} `pod_not_found`, or `pod_deleted` for a pod taken
+ * down.
  */
 export async function handlePod(
   request: Request,
@@ -78,7 +79,8 @@ export async function handlePod(
  * @param id The path segment.
  * @param context Registry and base URL.
  * @returns 200 with the record.
- * @throws {BrokerError} `pod_not_found`.
+ * @throws {BrokerError} `pod_not_found`, or `pod_deleted` for a pod taken
+ * down.
  */
 export async function handleMeta(
   id: string,
@@ -101,9 +103,16 @@ export async function handleMeta(
 
 async function findRecord(registry: Registry, id: string): Promise<PodRecord> {
   // A malformed id never reaches the registry.
-  const record = isPodId(id) ? await registry.getRecord(id) : null;
-  if (record === null) throw notFound(id);
-  return record;
+  if (!isPodId(id)) throw notFound(id);
+  const record = await registry.getRecord(id);
+  if (record !== null) return record;
+  if (await registry.isDeleted?.(id)) {
+    throw new BrokerError(
+      "pod_deleted",
+      `Cannot serve pod '${id}': it was taken down by the operator`,
+    );
+  }
+  throw notFound(id);
 }
 
 function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
