@@ -54,7 +54,7 @@ export interface Broker {
  * https (an `https:` base URL, or `X-Forwarded-Proto: https` with
  * `trustProxy`): one year, as the HTTP Observatory asks for an A+.
  */
-const HSTS = "max-age=31536000";
+const HSTS = `max-age=${365 * 24 * 60 * 60}`;
 
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
