@@ -19,6 +19,7 @@ export {
   DEFAULT_MAX_BLOB_BYTES,
   DEFAULT_SIGNALING,
   OptionError,
+  type OptionKind,
   OPTIONS,
   type OptionSpec,
   resolveOptions,

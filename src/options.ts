@@ -394,6 +394,8 @@ export class OptionError extends TypeError {
   readonly reason: string;
 
   /**
+   * Creates the error for one option.
+   *
    * @param key The option's key path.
    * @param reason What is wrong, such as "must be a boolean".
    */

@@ -143,3 +143,44 @@ export async function spawnBroker(
     [Symbol.asyncDispose]: async () => void await stop(),
   };
 }
+
+/** `src/mod.ts`: the Deno CLI's entry. */
+export const MOD: string = new URL("../src/mod.ts", import.meta.url).pathname;
+
+/** What a finished CLI run printed. */
+export interface CliRun {
+  /** Exit code. */
+  code: number;
+  /** Everything written to stdout. */
+  stdout: string;
+  /** Everything written to stderr. */
+  stderr: string;
+}
+
+/** Runs `pod-broker ARGS` (the Deno CLI) to the end. */
+export async function cli(args: string[]): Promise<CliRun> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, ...args],
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder();
+  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+}
+
+/** A CLI broker on 127.0.0.1, port 0, on the SQLite registry in `dataDir`. */
+export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
+  return spawnBroker([
+    "run",
+    "-A",
+    MOD,
+    "--registry",
+    "sqlite",
+    "--data-dir",
+    dataDir,
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+}

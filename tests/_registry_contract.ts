@@ -23,10 +23,15 @@ async function readAll(
   return new Uint8Array(await new Response(stream as BodyInit).arrayBuffer());
 }
 
-/** Registers the shared registry tests under `name`; `open` makes a fresh registry. */
+/**
+ * Registers the shared registry tests under `name`; `open` makes a fresh
+ * registry. `takedown: false` for a registry without the optional
+ * deletePod, isDeleted and listPods.
+ */
 export function registryContract(
   name: string,
   open: () => Promise<Registry & { close?: () => void }>,
+  { takedown = true }: { takedown?: boolean } = {},
 ): void {
   Deno.test(`${name}: putPod() then getRecord() and getBlob() return what was stored`, async () => {
     const registry = await open();
@@ -86,6 +91,47 @@ export function registryContract(
           blob,
         );
       }
+    } finally {
+      registry.close?.();
+    }
+  });
+
+  if (!takedown) return;
+  Deno.test(`${name}: deletePod() takes a pod down for good and listPods() lists the rest`, async () => {
+    const registry = await open();
+    try {
+      if (!registry.deletePod || !registry.isDeleted || !registry.listPods) {
+        throw new Error(
+          `${name} must implement deletePod, isDeleted, listPods`,
+        );
+      }
+      const blob = new Uint8Array([1, 2, 3]);
+      const kept = sampleRecord("keptKEPT1234", blob);
+      const gone = sampleRecord("goneGONE1234", blob);
+      const other = {
+        ...sampleRecord("otherOTHER12", blob),
+        ownerPubkey: "D".repeat(43),
+      };
+      await registry.putPod(kept, blob);
+      await registry.putPod(gone, blob);
+      await registry.putPod(other, blob);
+      assert.equal(await registry.deletePod(gone.id), true);
+      assert.equal(await registry.deletePod(gone.id), false);
+      assert.equal(await registry.deletePod("neverNEVER12"), false);
+      assert.equal(await registry.isDeleted(gone.id), true);
+      assert.equal(await registry.isDeleted(kept.id), false);
+      assert.equal(await registry.isDeleted("neverNEVER12"), false);
+      assert.equal(await registry.getRecord(gone.id), null);
+      assert.equal(await registry.getBlob(gone.id), null);
+      await assert.rejects(registry.putPod(gone, blob));
+      const all = [];
+      for await (const record of registry.listPods()) all.push(record.id);
+      assert.deepEqual(all.sort(), [kept.id, other.id].sort());
+      const mine = [];
+      for await (const record of registry.listPods({ owner: "D".repeat(43) })) {
+        mine.push(record);
+      }
+      assert.deepEqual(mine, [other]);
     } finally {
       registry.close?.();
     }

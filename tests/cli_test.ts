@@ -1,25 +1,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import process from "node:process";
-import { signedPod, spawnBroker, startServer } from "./_helpers.ts";
-
-const MOD = new URL("../src/mod.ts", import.meta.url).pathname;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[]): Promise<Run> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
-}
+import {
+  cli,
+  MOD,
+  signedPod,
+  spawnSqliteBroker,
+  startServer,
+} from "./_helpers.ts";
 
 Deno.test("cli --help and --version print and exit 0", async () => {
   const help = await cli(["--help"]);
@@ -115,19 +103,7 @@ Deno.test("cli keygen, sign and verify make a pod that verifies", async () => {
 
 Deno.test("cli serves on the sqlite registry and stops with exit 0 on SIGTERM", async () => {
   const dataDir = await Deno.makeTempDir();
-  await using broker = await spawnBroker([
-    "run",
-    "-A",
-    MOD,
-    "--registry",
-    "sqlite",
-    "--data-dir",
-    dataDir,
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
-  ]);
+  await using broker = await spawnSqliteBroker(dataDir);
   const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
     method: "POST",
     headers: { "Content-Type": "text/html" },

@@ -33,6 +33,7 @@ registryContract(
 registryContract(
   "minimal custom registry",
   () => Promise.resolve(minimalRegistry()),
+  { takedown: false },
 );
 
 Deno.test("SqliteRegistry persists records, blobs and hits across reopening", async () => {

@@ -30,6 +30,8 @@ export class PodError extends Error {
   readonly code: PodErrorCode;
 
   /**
+   * Creates the error with its stable code.
+   *
    * @param code The stable code.
    * @param message What is wrong, for a human.
    * @param options Standard error options (`cause`).

@@ -21,9 +21,15 @@ import type { PodRecord, Registry } from "../types.ts";
 export class MemoryRegistry implements Registry {
   #records = new Map<string, PodRecord>();
   #blobs = new Map<string, Uint8Array>();
+  #deleted = new Set<string>();
 
   /** Stores a copy of the record and the blob. */
   putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
+    if (this.#records.has(record.id) || this.#deleted.has(record.id)) {
+      return Promise.reject(
+        new Error(`Cannot store pod '${record.id}': the id is taken`),
+      );
+    }
     this.#records.set(record.id, { ...record });
     this.#blobs.set(record.id, blob);
     return Promise.resolve();
@@ -47,10 +53,29 @@ export class MemoryRegistry implements Registry {
     return Promise.resolve();
   }
 
-  /** Removes the record and blob of `id`; whether there was one. */
+  /**
+   * Takes `id` down: removes its record and blob and keeps a tombstone, so
+   * that its URL answers 410 from now on. Whether there was a pod.
+   */
   deletePod(id: string): Promise<boolean> {
     this.#blobs.delete(id);
-    return Promise.resolve(this.#records.delete(id));
+    const existed = this.#records.delete(id);
+    if (existed) this.#deleted.add(id);
+    return Promise.resolve(existed);
+  }
+
+  /** Whether `id` was taken down by {@linkcode MemoryRegistry.deletePod}. */
+  isDeleted(id: string): Promise<boolean> {
+    return Promise.resolve(this.#deleted.has(id));
+  }
+
+  /** Copies of the stored records, oldest first, of one owner key or all. */
+  async *listPods(options: { owner?: string } = {}): AsyncIterable<PodRecord> {
+    for (const record of [...this.#records.values()]) {
+      if (options.owner === undefined || record.ownerPubkey === options.owner) {
+        yield { ...record };
+      }
+    }
   }
 
   /** Number of stored pods. */

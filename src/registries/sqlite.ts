@@ -13,7 +13,8 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DatabaseSync, type StatementSync } from "node:sqlite";
+import { createRequire } from "node:module";
+import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_id.ts";
 import type { PodRecord, Registry } from "../types.ts";
 
@@ -37,6 +38,10 @@ CREATE TABLE IF NOT EXISTS pods (
   created_at TEXT,
   uploaded_at TEXT NOT NULL,
   hits INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE TABLE IF NOT EXISTS deleted (
+  id TEXT PRIMARY KEY,
+  deleted_at TEXT NOT NULL
 ) STRICT`;
 
 interface Row {
@@ -71,6 +76,10 @@ export class SqliteRegistry implements Registry {
   #select: StatementSync;
   #bump: StatementSync;
   #delete: StatementSync;
+  #tombstone: StatementSync;
+  #isDeleted: StatementSync;
+  #listAll: StatementSync;
+  #listOwner: StatementSync;
 
   /**
    * Opens (or creates) the registry in `dataDir` and removes what a crash
@@ -88,8 +97,11 @@ export class SqliteRegistry implements Registry {
     }
     this.#blobDir = join(options.dataDir, "blobs");
     mkdirSync(this.#blobDir, { recursive: true });
-    this.#db = new DatabaseSync(join(options.dataDir, "pods.sqlite"));
-    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
+    this.#db = new (loadSqlite())(join(options.dataDir, "pods.sqlite"));
+    // busy_timeout: the operator's commands write while a broker runs.
+    this.#db.exec(
+      "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
+    );
     this.#db.exec(SCHEMA);
     this.#insert = this.#db.prepare(
       `INSERT INTO pods (id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at,
@@ -100,12 +112,22 @@ export class SqliteRegistry implements Registry {
       "UPDATE pods SET hits = hits + 1 WHERE id = ?",
     );
     this.#delete = this.#db.prepare("DELETE FROM pods WHERE id = ?");
+    this.#tombstone = this.#db.prepare(
+      "INSERT OR IGNORE INTO deleted (id, deleted_at) VALUES (?, ?)",
+    );
+    this.#isDeleted = this.#db.prepare("SELECT 1 FROM deleted WHERE id = ?");
+    this.#listAll = this.#db.prepare(
+      "SELECT * FROM pods ORDER BY uploaded_at, rowid",
+    );
+    this.#listOwner = this.#db.prepare(
+      "SELECT * FROM pods WHERE owner_pubkey = ? ORDER BY uploaded_at, rowid",
+    );
     this.#removeStrays();
   }
 
   /** Writes the blob (temp file, sync, rename), then commits the record. */
   async putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
-    if (this.#select.get(record.id)) {
+    if (this.#select.get(record.id) || this.#isDeleted.get(record.id)) {
       throw new Error(`Cannot store pod '${record.id}': the id is taken`);
     }
     const path = this.#blobPath(record.id);
@@ -193,11 +215,37 @@ export class SqliteRegistry implements Registry {
     return Promise.resolve();
   }
 
-  /** Removes the record, then the blob, of `id`; whether there was a record. */
+  /**
+   * Takes `id` down: in one transaction removes its record and keeps a
+   * tombstone (so its URL answers 410), then removes the blob. Safe while a
+   * broker runs on the same directory. Whether there was a pod.
+   */
   async deletePod(id: string): Promise<boolean> {
-    const { changes } = this.#delete.run(id);
+    this.#db.exec("BEGIN IMMEDIATE");
+    let changes;
+    try {
+      changes = Number(this.#delete.run(id).changes);
+      if (changes > 0) this.#tombstone.run(id, new Date().toISOString());
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
     await rm(this.#blobPath(id), { force: true });
-    return Number(changes) > 0;
+    return changes > 0;
+  }
+
+  /** Whether `id` was taken down by {@linkcode SqliteRegistry.deletePod}. */
+  isDeleted(id: string): Promise<boolean> {
+    return Promise.resolve(this.#isDeleted.get(id) !== undefined);
+  }
+
+  /** The stored records, oldest first, of one owner key or all. */
+  async *listPods(options: { owner?: string } = {}): AsyncIterable<PodRecord> {
+    const rows = options.owner === undefined
+      ? this.#listAll.iterate()
+      : this.#listOwner.iterate(options.owner);
+    for (const row of rows) yield toRecord(row as unknown as Row);
   }
 
   /** Closes the database. */
@@ -216,6 +264,15 @@ export class SqliteRegistry implements Registry {
       }
     }
   }
+}
+
+/**
+ * `node:sqlite`, loaded on first use: on Node, importing it prints an
+ * ExperimentalWarning, which `--registry memory` and `--help` should not.
+ */
+function loadSqlite(): typeof DatabaseSync {
+  const require = createRequire(import.meta.url);
+  return (require("node:sqlite") as typeof import("node:sqlite")).DatabaseSync;
 }
 
 function toRecord(row: Row): PodRecord {

@@ -125,7 +125,7 @@ async function readBody(
 async function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   ms: number,
-): Promise<ReadableStreamReadResult<Uint8Array>> {
+): ReturnType<typeof reader.read> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
   const timeout = new Promise<void>((resolve) => {
