@@ -12,7 +12,7 @@ import { DEFAULT_MAX_BLOB_BYTES } from "./options.ts";
 
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "./pod/errors.ts";
-import { verifyPod } from "./pod/verify.ts";
+import { type VerifiedPod, verifyPod } from "./pod/verify.ts";
 import { BrokerError } from "./problem.ts";
 import type { PodRecord, Registry } from "./types.ts";
 
@@ -50,10 +50,30 @@ const ID_ATTEMPTS = 8;
  * assert.match(record.id, /^[A-Za-z0-9]{12}$/);
  * ```
  */
-export async function createPod(
+export function createPod(
   registry: Registry,
   blob: Uint8Array,
   options: CreatePodOptions = {},
+): Promise<PodRecord> {
+  return storePod(registry, blob, options);
+}
+
+/** What the upload route adds to {@linkcode CreatePodOptions}. */
+export interface StorePodOptions extends CreatePodOptions {
+  /** SHA-256 of `blob`, when it was computed as the bytes arrived. */
+  sha256?: Uint8Array;
+  /** Refuses a verified pod (the deny list) by throwing a `BrokerError`. */
+  admit?: (pod: VerifiedPod) => void;
+}
+
+/**
+ * {@linkcode createPod}, for the upload route: the digest may come from the
+ * reading of the body, and a verified pod may still be refused.
+ */
+export async function storePod(
+  registry: Registry,
+  blob: Uint8Array,
+  options: StorePodOptions = {},
 ): Promise<PodRecord> {
   const maxBlobBytes = options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES;
   if (blob.length > maxBlobBytes) {
@@ -62,12 +82,12 @@ export async function createPod(
       `Cannot accept the pod: it is ${blob.length} bytes, the limit is ${maxBlobBytes}`,
     );
   }
-  const { manifest, ownerPubkey, contentSha256 } = await verifyPod(blob).catch(
-    (error) => {
-      if (!(error instanceof PodError)) throw error;
-      throw new BrokerError(error.code, error.message, { cause: error });
-    },
-  );
+  const verified = await verifyPod(blob).catch((error) => {
+    if (!(error instanceof PodError)) throw error;
+    throw new BrokerError(error.code, error.message, { cause: error });
+  });
+  options.admit?.(verified);
+  const { manifest, ownerPubkey, contentSha256 } = verified;
   const randomId = options.randomId ??
     (() => randomAlphanumeric(POD_ID_LENGTH));
   try {
@@ -75,7 +95,7 @@ export async function createPod(
       id: await freshId(registry, randomId),
       ownerPubkey,
       blobSize: blob.length,
-      sha256: encodeBase64Url(sha256(blob)),
+      sha256: encodeBase64Url(options.sha256 ?? sha256(blob)),
       contentSha256,
       name: manifest.name ?? null,
       createdAt: manifest.createdAt ?? null,

@@ -6,7 +6,8 @@
  * @module
  */
 
-import { createPod } from "../create_pod.ts";
+import { createHash } from "node:crypto";
+import { storePod } from "../create_pod.ts";
 import { BrokerError } from "../problem.ts";
 import type { Registry } from "../types.ts";
 import type { UploadBudget } from "../upload_budget.ts";
@@ -64,8 +65,15 @@ export async function handleUpload(
     );
   }
   try {
-    const blob = await readBody(request.body, announced, context);
-    const record = await createPod(context.registry, blob, { maxBlobBytes });
+    const { blob, sha256 } = await readBody(
+      request.body,
+      announced,
+      context,
+    );
+    const record = await storePod(context.registry, blob, {
+      maxBlobBytes,
+      sha256,
+    });
     const url = `${context.baseUrl}/${record.id}`;
     const body = {
       id: record.id,
@@ -84,14 +92,19 @@ export async function handleUpload(
  * and failing with `upload_timeout` when no byte comes for
  * `uploadTimeoutMs`. Memory grows with the bytes received, never with what
  * the client announced: a resizable buffer reserves address space only,
- * grows in place, and ends as a fixed buffer without a copy.
+ * grows in place, and ends as a fixed buffer without a copy. The SHA-256
+ * of the blob is computed as the chunks arrive, while the network is the
+ * bottleneck, instead of in a second pass.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
   context: UploadContext,
-): Promise<Uint8Array> {
-  if (body === null) return new Uint8Array(0);
+): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
+  const hash = createHash("sha256");
+  if (body === null) {
+    return { blob: new Uint8Array(0), sha256: new Uint8Array(hash.digest()) };
+  }
   const max = context.maxBlobBytes;
   // Address space for what was announced (HTTP framing ends the body
   // there), or for the limit when the body is chunked.
@@ -113,12 +126,16 @@ async function readBody(
       }
       buffer.resize(size + value.length);
       new Uint8Array(buffer, size, value.length).set(value);
+      hash.update(value);
       size += value.length;
     }
   } finally {
     reader.releaseLock();
   }
-  return new Uint8Array(buffer.transferToFixedLength(size));
+  return {
+    blob: new Uint8Array(buffer.transferToFixedLength(size)),
+    sha256: new Uint8Array(hash.digest()),
+  };
 }
 
 /** The next chunk, or `upload_timeout` (and the body cancelled) after `ms`. */
