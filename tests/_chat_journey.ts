@@ -15,19 +15,8 @@ import { generateKeyPair } from "../src/pod/ed25519.ts";
 import { signPod } from "../src/pod/sign.ts";
 import { silentLogger } from "../src/log.ts";
 import { SqliteRegistry } from "../src/registries/sqlite.ts";
-import { CHROMIUM } from "./_chat_journey_config.ts";
+import { CHROMIUM, CHROMIUM_FLAGS } from "./_chat_journey_config.ts";
 
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--allow-loopback-in-peer-connection",
-];
 const WAIT = { timeout: 20_000 };
 const OPEN_PEERS = '#peers li[data-state="open"]';
 

@@ -1,0 +1,170 @@
+// A private coturn (`turnserver`, Debian's coturn) for the TURN tests: one
+// config file in a temp dir (the secret is in the file, never in argv, so it
+// is not in the process list), a free port, stopped by PID.
+import { createSocket } from "node:dgram";
+import { existsSync } from "node:fs";
+
+/** Debian's coturn binaries. */
+export const TURNSERVER = "/usr/bin/turnserver";
+/** coturn's own test client. */
+export const UCLIENT = "/usr/bin/turnutils_uclient";
+
+/** Whether coturn is installed; prints a loud notice when it is not. */
+export function haveCoturn(): boolean {
+  const have = existsSync(TURNSERVER) && existsSync(UCLIENT);
+  if (!have) {
+    const inCi = Boolean(Deno.env.get("CI"));
+    console.error(
+      `\n!!! ${TURNSERVER} is missing: the TURN tests ${
+        inCi ? "FAIL in CI" : "are SKIPPED"
+      }.\n!!! Install Debian's coturn: sudo apt-get install -y coturn\n`,
+    );
+  }
+  return have;
+}
+
+/** A running coturn. */
+export interface Coturn extends AsyncDisposable {
+  /** Its listening port (UDP and TCP). */
+  port: number;
+  /** What it logged so far. */
+  log(): Promise<string>;
+  /** Stops it (SIGTERM, then SIGKILL) and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@linkcode startCoturn}. */
+export interface CoturnOptions {
+  /** The shared secret of `use-auth-secret`. */
+  secret: string;
+  /** Address to listen and relay on. @default {"127.0.0.1"} */
+  ip?: string;
+  /** Relaying to loopback peers, needed when everything is on 127.0.0.1. */
+  allowLoopbackPeers?: boolean;
+}
+
+/** A port that is free for both TCP and UDP on `ip` right now. */
+async function freePort(ip: string): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const tcp = Deno.listen({ hostname: ip, port: 0 });
+    const { port } = tcp.addr as Deno.NetAddr;
+    tcp.close();
+    const udp = createSocket("udp4");
+    const free = await new Promise<boolean>((resolve) => {
+      udp.once("error", () => resolve(false));
+      udp.bind(port, ip, () => resolve(true));
+    });
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    if (free) return port;
+  }
+  throw new Error("Cannot find a free port for coturn");
+}
+
+/** Starts `turnserver` and waits until it listens. */
+export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
+  const ip = options.ip ?? "127.0.0.1";
+  const dir = await Deno.makeTempDir({ prefix: "coturn-" });
+  const port = await freePort(ip);
+  const logFile = `${dir}/turn.log`;
+  const config = [
+    `listening-ip=${ip}`,
+    `listening-port=${port}`,
+    `relay-ip=${ip}`,
+    "min-port=40000",
+    "max-port=44999",
+    "use-auth-secret",
+    `static-auth-secret=${options.secret}`,
+    "realm=pod-broker.test",
+    ...(options.allowLoopbackPeers ? ["allow-loopback-peers"] : []),
+    "no-cli",
+    "no-tls",
+    "no-dtls",
+    "fingerprint",
+    "no-multicast-peers",
+    `log-file=${logFile}`,
+    "simple-log",
+    "verbose",
+    `pidfile=${dir}/turn.pid`,
+    `userdb=${dir}/turndb`,
+  ].join("\n");
+  await Deno.writeTextFile(`${dir}/turnserver.conf`, config + "\n", {
+    mode: 0o600,
+  });
+  const child = new Deno.Command(TURNSERVER, {
+    args: ["-c", `${dir}/turnserver.conf`],
+    stdin: "null",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const log = () => Deno.readTextFile(logFile).catch(() => "");
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // already gone
+      }
+      const timer = setTimeout(() => {
+        try {
+          child.kill("SIGKILL");
+        } catch {
+          // already gone
+        }
+      }, 3_000);
+      await child.status;
+      clearTimeout(timer);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    })();
+    return stopped;
+  };
+  // Listening once a TCP connection to the port is accepted.
+  for (let attempt = 0;; attempt++) {
+    try {
+      (await Deno.connect({ hostname: ip, port })).close();
+      break;
+    } catch {
+      if (attempt >= 100) {
+        const text = await log();
+        await stop();
+        throw new Error(`coturn did not start: ${text.slice(-2000)}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  return { port, log, stop, [Symbol.asyncDispose]: stop };
+}
+
+/** Runs `turnutils_uclient` against `ip:port` with these credentials. */
+export async function allocate(
+  ip: string,
+  port: number,
+  username: string,
+  password: string,
+): Promise<{ ok: boolean; output: string }> {
+  const { code, stdout, stderr } = await new Deno.Command(UCLIENT, {
+    // -y: two clients relaying to each other through their allocations;
+    // -n 3 messages; -m 1 client pair.
+    args: [
+      "-u",
+      username,
+      "-w",
+      password,
+      "-p",
+      String(port),
+      "-n",
+      "3",
+      "-m",
+      "1",
+      "-y",
+      ip,
+    ],
+    stdin: "null",
+    signal: AbortSignal.timeout(20_000),
+  }).output();
+  const text = new TextDecoder();
+  return {
+    ok: code === 0,
+    output: text.decode(stdout) + text.decode(stderr),
+  };
+}
