@@ -145,6 +145,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "an upload that sends no byte for this long gets 408 upload_timeout",
   },
   {
+    key: "headersTimeoutMs",
+    flag: "headers-timeout-ms",
+    arg: "N",
+    kind: "integer",
+    default: 20_000,
+    min: 1,
+    max: MAX,
+    help:
+      "a connection that has not sent a whole request head in this long gets 408 and is closed (Node build; Deno.serve has no such timeout)",
+  },
+  {
     key: "podHeaderOptions.csp",
     flag: "csp",
     arg: "STR",
@@ -367,6 +378,8 @@ export interface ResolvedOptions {
   maxUploadBytesInFlight: number;
   /** Longest wait for the next byte of an upload. */
   uploadTimeoutMs: number;
+  /** Longest wait for a whole request head (Node build). */
+  headersTimeoutMs: number;
   /** Pod header overrides. */
   podHeaderOptions: PodHeaderOptions;
   /** Signaling limits. */
@@ -488,6 +501,7 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     maxBlobBytes: out.maxBlobBytes as number,
     maxUploadBytesInFlight: out.maxUploadBytesInFlight as number,
     uploadTimeoutMs: out.uploadTimeoutMs as number,
+    headersTimeoutMs: out.headersTimeoutMs as number,
     podHeaderOptions: out.podHeaderOptions as PodHeaderOptions,
     signaling,
     iceServers,

@@ -136,6 +136,12 @@ export interface SignalServerOptions {
   maxUploadBytesInFlight?: number;
   /** An upload that sends no byte for this long gets 408. @default {15000} */
   uploadTimeoutMs?: number;
+  /**
+   * A connection that has not sent a whole request head in this long gets
+   * 408 and is closed. Node build only: `Deno.serve` offers no header
+   * timeout. @default {20000}
+   */
+  headersTimeoutMs?: number;
   /** Pod response headers. */
   podHeaderOptions?: PodHeaderOptions;
   /** Signaling limits. */

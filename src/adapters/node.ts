@@ -67,7 +67,13 @@ export function createSignalServer(
   });
 
   // serveHttp and writeRawResponse handle their own errors.
-  const server = createServer((req, res) => {
+  const server = createServer({
+    // Slow clients: a request head must arrive whole in time (checked every
+    // second); bodies are governed by the broker's own uploadTimeoutMs.
+    headersTimeout: resolved.headersTimeoutMs,
+    requestTimeout: 0,
+    connectionsCheckingInterval: Math.min(1_000, resolved.headersTimeoutMs),
+  }, (req, res) => {
     void serveHttp(broker, req, res, logger);
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
