@@ -54,10 +54,13 @@ export function createSignalServer(
     socket.binaryType = "arraybuffer";
     const client = broker.hub.connect({
       send: (text) => socket.send(text),
-      close: (code, reason) => socket.close(code, reason),
+      close: (code, reason) => closeWhenQuiet(socket, code, reason),
       bufferedAmount: () => socket.bufferedAmount,
     }, answer.origin);
     socket.onmessage = (event) => {
+      // A socket being closed: its input is read and dropped.
+      const quiet = quieting.get(socket);
+      if (quiet) return quiet();
       client.message(
         typeof event.data === "string"
           ? event.data
@@ -80,4 +83,36 @@ export function createSignalServer(
       return closed;
     },
   }));
+}
+
+/** Sockets the broker is closing, each with its "input arrived" callback. */
+const quieting = new WeakMap<WebSocket, () => void>();
+/** How long a closing socket's input must pause before the close frame goes. */
+const QUIET_MS = 50;
+/** The longest a closing socket's input is read and dropped. */
+const QUIET_DEADLINE_MS = 1_000;
+
+/**
+ * Closes `socket` once its client pauses sending, or at a deadline, reading
+ * and dropping its input meanwhile. Closing a socket whose client is still
+ * sending (a flood) makes Deno reset the connection, and the client loses
+ * the error frame and the close code sent just before.
+ */
+function closeWhenQuiet(socket: WebSocket, code: number, reason: string) {
+  if (socket.readyState !== WebSocket.OPEN) return socket.close(code, reason);
+  if (quieting.has(socket)) return;
+  let pause: ReturnType<typeof setTimeout> | undefined;
+  const close = () => {
+    clearTimeout(pause);
+    clearTimeout(deadline);
+    quieting.delete(socket);
+    if (socket.readyState === WebSocket.OPEN) socket.close(code, reason);
+  };
+  const deadline = setTimeout(close, QUIET_DEADLINE_MS);
+  const rearm = () => {
+    clearTimeout(pause);
+    pause = setTimeout(close, QUIET_MS);
+  };
+  quieting.set(socket, rearm);
+  rearm();
 }
