@@ -46,6 +46,7 @@ export interface BuildResult {
 
 interface DenoConfig {
   version: string;
+  exports?: Record<string, string>;
   license?: string;
   imports?: Record<string, string>;
   compilerOptions?: Record<string, unknown>;
@@ -93,6 +94,7 @@ export async function buildNpm(): Promise<BuildResult> {
     types: `${entry}.d.ts`,
     exports: {
       ".": { types: `${entry}.d.ts`, default: `${entry}.js` },
+      ...subpathExports(config.exports ?? {}),
       "./package.json": "./package.json",
     },
     // mod_node.ts starts with `#!/usr/bin/env node` and runs the CLI as main.
@@ -301,6 +303,22 @@ async function run(
       }' exited with ${code}\n${output}`,
     );
   }
+}
+
+/**
+ * The subpaths of `deno.json` "exports" other than ".", pointed at their
+ * compiled files: `./src/a/b.ts` becomes `./esm/a/b.js` (and `.d.ts`).
+ */
+function subpathExports(
+  exports: Record<string, string>,
+): Record<string, { types: string; default: string }> {
+  const out: Record<string, { types: string; default: string }> = {};
+  for (const [subpath, file] of Object.entries(exports)) {
+    if (subpath === ".") continue;
+    const base = file.replace(/^\.\/src\//, "./esm/").replace(/\.ts$/, "");
+    out[subpath] = { types: `${base}.d.ts`, default: `${base}.js` };
+  }
+  return out;
 }
 
 if (import.meta.main) {

@@ -72,6 +72,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     options.signaling,
     options.logger,
     options.iceServersFor,
+    options.bus,
   );
   const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
@@ -142,6 +143,12 @@ export function createBroker(options: ResolvedOptions): Broker {
       return problem(
         "too_many_sockets",
         "Cannot accept more WebSockets: the broker is full",
+      );
+    }
+    if (!hub.busUp) {
+      return problem(
+        "bus_down",
+        "Cannot accept WebSockets: the signaling bus is down",
       );
     }
     return { origin };

@@ -19,6 +19,7 @@ import {
 import {
   describeOptionError,
   type FlagValues,
+  openBus,
   optionsFromFlags,
   serveFlagConfig,
   serveHelp,
@@ -28,6 +29,7 @@ import { jsonLogger } from "./log.ts";
 import { OptionError } from "./options.ts";
 import { openRegistry } from "./cli/registry.ts";
 import { deleteCommand, listCommand } from "./cli/operator.ts";
+import type { Bus } from "./signaling/bus.ts";
 import type { SignalServer, SignalServerOptions } from "./types.ts";
 import { VERSION } from "./version.ts";
 
@@ -119,9 +121,16 @@ async function serve(
     values["data-dir"] as string | undefined,
   );
   let server: SignalServer;
+  let bus: Bus | undefined;
   try {
-    server = await createSignalServer({ ...fromFlags, registry });
+    bus = await openBus(values);
+    server = await createSignalServer({
+      ...fromFlags,
+      registry,
+      ...(bus ? { bus } : {}),
+    });
   } catch (error) {
+    await bus?.close();
     await registry.close?.();
     if (error instanceof OptionError) {
       throw new UsageError(describeOptionError(error, given));
@@ -142,6 +151,7 @@ async function serve(
   });
   jsonLogger("info", "Shutting down", { signal });
   await server.close();
+  await bus?.close();
   await registry.close?.();
   return 0;
 }

@@ -81,4 +81,15 @@ export type {
   SignalServer,
   SignalServerOptions,
 } from "./types.ts";
+export {
+  type Bus,
+  type BusDelivery,
+  type BusEvent,
+  type BusJoinResult,
+  type BusListener,
+  type BusSnapshot,
+  type BusState,
+  isBus,
+  LocalBus,
+} from "./signaling/bus.ts";
 export { VERSION } from "./version.ts";

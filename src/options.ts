@@ -16,6 +16,7 @@ import {
   isTurnUrl,
 } from "./ice.ts";
 import { jsonLogger, type Logger } from "./log.ts";
+import { type Bus, isBus } from "./signaling/bus.ts";
 import { assertSafeSandbox, DEFAULT_SANDBOX } from "./pod_headers.ts";
 import type {
   PodHeaderOptions,
@@ -389,7 +390,7 @@ export interface ResolvedOptions {
   /** TURN with minted credentials, or null. */
   turn: ResolvedTurnOptions | null;
   /** The signaling bus, or undefined for the in-process one. */
-  bus: unknown;
+  bus: Bus | undefined;
   /** The ICE servers of one peer: static entries plus minted TURN. */
   iceServersFor: (peerId: string) => IceServer[];
   /** Log sink. */
@@ -507,7 +508,7 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     iceServers,
     turn,
     iceServersFor: createIceServerSource(iceServers, turn),
-    bus: out.bus,
+    bus: out.bus as Bus | undefined,
     logger: (out.logger as Logger | undefined) ?? jsonLogger,
   };
 }
@@ -641,8 +642,10 @@ function check(spec: OptionSpec, value: unknown): unknown {
       return value;
     }
     case "bus":
-      if (typeof value !== "object" || value === null) {
-        fail("must be a signaling bus object");
+      if (!isBus(value)) {
+        fail(
+          "must be a signaling Bus (attach, watch, unwatch, join, leave, snapshot, deliver, close)",
+        );
       }
       return value;
     case "logger":

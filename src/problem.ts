@@ -28,6 +28,7 @@ export const PROBLEM_CODES = {
   owner_denied: { status: 403, title: "Forbidden" },
   content_denied: { status: 403, title: "Forbidden" },
   pod_deleted: { status: 410, title: "Gone" },
+  bus_down: { status: 503, title: "Service Unavailable" },
 } as const;
 
 /** Seconds a client refused with `busy` is asked to wait (`Retry-After`). */

@@ -6,6 +6,7 @@
 
 import type { IceServer, TurnOptions } from "./ice.ts";
 import type { Logger } from "./log.ts";
+import type { Bus } from "./signaling/bus.ts";
 
 /** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
 export interface PodRecord {
@@ -153,6 +154,11 @@ export interface SignalServerOptions {
   iceServers?: IceServer[];
   /** TURN servers whose per-peer, time-limited credentials the broker mints. */
   turn?: TurnOptions;
+  /**
+   * The signaling bus between brokers (a `RedisBus` from
+   * `createRedisBus`); absent, sessions live in this process only.
+   */
+  bus?: Bus;
   /** Receives log events. @default {jsonLogger} */
   logger?: Logger;
 }

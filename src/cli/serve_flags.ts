@@ -2,7 +2,8 @@
  * The `serve` command's flags, derived from the options table: the
  * `parseArgs` configuration, the `--help` lines, and the conversion of flag
  * text into `createSignalServer` options. The CLI-only flags (`--registry`,
- * `--data-dir`) are rows here too.
+ * `--data-dir`, `--bus`, `--redis-url`) are rows here too, with
+ * {@linkcode openBus}.
  *
  * @module
  */
@@ -11,7 +12,9 @@ import { readFileSync } from "node:fs";
 import process from "node:process";
 import type { ParseArgsConfig } from "node:util";
 import { isIceUrl } from "../ice.ts";
+import { jsonLogger } from "../log.ts";
 import { type OptionError, OPTIONS, type OptionSpec } from "../options.ts";
+import type { Bus } from "../signaling/bus.ts";
 import type { SignalServerOptions } from "../types.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -22,7 +25,7 @@ interface CliOnlyFlag {
   help: string;
 }
 
-/** Flags that only the CLI has: they choose and open the registry. */
+/** Flags that only the CLI has: they choose and open the registry and the bus. */
 export const CLI_ONLY_FLAGS: readonly CliOnlyFlag[] = [
   {
     flag: "registry",
@@ -34,7 +37,59 @@ export const CLI_ONLY_FLAGS: readonly CliOnlyFlag[] = [
     arg: "PATH",
     help: "data directory, required with sqlite",
   },
+  {
+    flag: "bus",
+    arg: "local|redis",
+    help:
+      "signaling bus between brokers (default local: sessions stay in this process)",
+  },
+  {
+    flag: "redis-url",
+    arg: "URL",
+    help:
+      "Redis of --bus redis, redis:// or rediss:// (or env REDIS_URL, which keeps a password out of the process list)",
+  },
 ];
+
+/**
+ * Opens the signaling bus that `--bus` names: none for `local` (the
+ * default), a `RedisBus` for `redis` (its module, and the Redis client, are
+ * loaded only then). The caller closes it after the server.
+ *
+ * @param values What `parseArgs` returned.
+ * @param env The environment (`REDIS_URL`).
+ * @returns The bus, or undefined for the in-process default.
+ * @throws {UsageError} For a bad choice, a missing or bad URL, or a Redis
+ * that cannot be reached (the URL, which may hold a password, is not named).
+ */
+export async function openBus(
+  values: FlagValues,
+  env: Record<string, string | undefined> = process.env,
+): Promise<Bus | undefined> {
+  const kind = (values.bus as string | undefined) ?? "local";
+  const given = values["redis-url"] as string | undefined;
+  if (kind === "local") {
+    if (given !== undefined) {
+      throw new UsageError("--redis-url needs --bus redis");
+    }
+    return undefined;
+  }
+  if (kind !== "redis") {
+    throw new UsageError(`Cannot use --bus '${kind}': expected local or redis`);
+  }
+  const url = given ?? env.REDIS_URL;
+  if (url === undefined || url === "") {
+    throw new UsageError("--bus redis needs --redis-url URL or env REDIS_URL");
+  }
+  const { createRedisBus } = await import("../signaling/bus_redis.ts");
+  try {
+    return await createRedisBus({ url, logger: jsonLogger });
+  } catch (error) {
+    throw new UsageError(
+      `${(error as Error).message.replace("the Redis URL", "--redis-url")}`,
+    );
+  }
+}
 
 type FlagConfig = NonNullable<ParseArgsConfig["options"]>;
 

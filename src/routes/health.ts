@@ -10,9 +10,10 @@ import { VERSION } from "../version.ts";
 /**
  * Builds the health report.
  *
- * @param stats The hub's live figures.
+ * @param stats The hub's live figures (this broker's own, with a bus too).
  * @param startedAt When the broker started (ms since the epoch).
- * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`.
+ * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
+ * plus `bus` (`"up"` or `"down"`) when a signaling bus is configured.
  */
 export function handleHealth(stats: HubStats, startedAt: number): Response {
   return Response.json({
@@ -22,5 +23,6 @@ export function handleHealth(stats: HubStats, startedAt: number): Response {
     sessions: stats.sessions,
     peers: stats.peers,
     origins: stats.origins,
+    ...(stats.bus === undefined ? {} : { bus: stats.bus }),
   }, { headers: { "Cache-Control": "no-store" } });
 }

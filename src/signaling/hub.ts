@@ -11,6 +11,13 @@ import type { IceServer } from "../ice.ts";
 import type { Logger } from "../log.ts";
 import type { ResolvedSignalingOptions } from "../options.ts";
 import type { PeerSocket } from "../types.ts";
+import type {
+  Bus,
+  BusDelivery,
+  BusEvent,
+  BusSnapshot,
+  BusState,
+} from "./bus.ts";
 import { parseClientMessage, type SignalErrorCode } from "./messages.ts";
 
 /** WebSocket close codes the hub uses. */
@@ -39,6 +46,8 @@ export interface HubStats {
   peers: number;
   /** Sorted set of the `Origin` values of the open sockets (absent ones left out). */
   origins: string[];
+  /** The signaling bus's state; absent when there is no bus. */
+  bus?: BusState;
 }
 
 /** What an adapter calls for one socket's events. */
@@ -49,11 +58,28 @@ export interface HubClient {
   closed(): void;
 }
 
+// A session as one hub sees it. Without a bus, `peers` is all of it. With
+// one, `remote` holds the members other nodes hold, `pending` the local
+// joiners whose join the bus has not ordered yet, and `seq` the bus position
+// the view is exact at (-1 until the first snapshot; events that arrive
+// before it wait in `backlog`).
+interface Session {
+  name: string;
+  peers: Map<string, Peer>;
+  remote: Map<string, string>;
+  pending: Map<string, Peer>;
+  seq: number;
+  backlog: BusEvent[];
+  watching: Promise<void> | null;
+}
+
 interface Peer {
   socket: PeerSocket;
   origin: string | null;
   id: string | null;
-  session: Map<string, Peer> | null;
+  session: Session | null;
+  /** Whether its join waits for the bus. */
+  pending: boolean;
   sessionName: string;
   tokens: number;
   refilledAt: number;
@@ -89,9 +115,13 @@ export class SignalingHub {
   #iceServers: (peerId: string) => IceServer[];
   #live = new Set<Peer>();
   #peers = new Map<string, Peer>();
-  #sessions = new Map<string, Map<string, Peer>>();
+  #sessions = new Map<string, Session>();
   #origins = new Map<string, number>();
   #drained: (() => void)[] = [];
+  #bus: Bus | undefined;
+  // Peers whose bus `leave` failed while the bus was down: retried once it
+  // is back (session name by peer id).
+  #unsentLeaves = new Map<string, string>();
 
   /**
    * Makes an empty hub.
@@ -100,25 +130,41 @@ export class SignalingHub {
    * @param logger Optional log sink.
    * @param iceServers The ICE servers of a peer (`joined` and `ice` frames);
    * none by default.
+   * @param bus The signaling bus shared with other brokers; without one the
+   * hub's sessions are its own.
    */
   constructor(
     options: ResolvedSignalingOptions,
     logger?: Logger,
     iceServers: (peerId: string) => IceServer[] = () => [],
+    bus?: Bus,
   ) {
     this.#options = options;
     this.#logger = logger;
     this.#iceServers = iceServers;
+    this.#bus = bus;
+    bus?.attach({
+      event: (event) => this.#onBusEvent(event),
+      deliver: (delivery) => this.#onBusDelivery(delivery),
+      state: (state, lost) => this.#onBusState(state, lost),
+    });
   }
 
   /** Live figures: sockets, sessions, peers and origins. */
   get stats(): HubStats {
-    return {
+    const stats: HubStats = {
       sockets: this.#live.size,
       sessions: this.#sessions.size,
       peers: this.#peers.size,
       origins: [...this.#origins.keys()].sort(),
     };
+    if (this.#bus !== undefined) stats.bus = this.#bus.state;
+    return stats;
+  }
+
+  /** Whether new sockets can join: always without a bus, else while it is up. */
+  get busUp(): boolean {
+    return this.#bus === undefined || this.#bus.state === "up";
   }
 
   /** Whether one more socket is within `maxSockets`. */
@@ -145,6 +191,7 @@ export class SignalingHub {
       origin,
       id: null,
       session: null,
+      pending: false,
       sessionName: "",
       tokens: this.#options.rateLimitBurst,
       refilledAt: Date.now(),
@@ -212,7 +259,7 @@ export class SignalingHub {
         this.#join(peer, message.session);
         break;
       case "signal": {
-        if (peer.session === null) {
+        if (peer.session === null || peer.pending) {
           this.#error(
             peer,
             "not_joined",
@@ -220,8 +267,9 @@ export class SignalingHub {
           );
           return;
         }
-        const target = peer.session.get(message.to);
-        if (target === undefined || target === peer) {
+        const target = peer.session.peers.get(message.to);
+        const node = peer.session.remote.get(message.to);
+        if ((target === undefined && node === undefined) || target === peer) {
           this.#error(
             peer,
             "unknown_peer",
@@ -229,14 +277,17 @@ export class SignalingHub {
           );
           return;
         }
-        this.#send(
-          target,
-          JSON.stringify({ type: "signal", from: peer.id, data: message.data }),
-        );
+        const text = JSON.stringify({
+          type: "signal",
+          from: peer.id,
+          data: message.data,
+        });
+        if (target !== undefined) this.#send(target, text);
+        else this.#relay(node!, peer.sessionName, message.to, text);
         break;
       }
       case "ice":
-        if (peer.id === null) {
+        if (peer.id === null || peer.pending) {
           this.#error(
             peer,
             "not_joined",
@@ -267,8 +318,12 @@ export class SignalingHub {
       );
       return;
     }
-    const session = this.#sessions.get(name) ?? new Map<string, Peer>();
-    if (session.size >= this.#options.maxPeersPerSession) {
+    if (this.#bus !== undefined) {
+      this.#joinOnBus(peer, name, this.#bus);
+      return;
+    }
+    const session = this.#sessions.get(name) ?? newSession(name);
+    if (session.peers.size >= this.#options.maxPeersPerSession) {
       this.#error(
         peer,
         "session_full",
@@ -276,29 +331,251 @@ export class SignalingHub {
       );
       return;
     }
-    let id = randomAlphanumeric(PEER_ID_LENGTH);
-    while (this.#peers.has(id)) id = randomAlphanumeric(PEER_ID_LENGTH);
-    clearTimeout(peer.joinTimer);
-    peer.joinTimer = undefined;
-    const others = [...session.keys()];
-    const notice = JSON.stringify({ type: "peer-joined", peerId: id });
-    for (const other of session.values()) this.#send(other, notice);
+    const id = this.#freshId();
     peer.id = id;
     peer.session = session;
     peer.sessionName = name;
-    session.set(id, peer);
     this.#sessions.set(name, session);
     this.#peers.set(id, peer);
+    this.#admit(peer, session);
+  }
+
+  // The joiner becomes a member: the others are told, then it gets `joined`
+  // with every member before it (this node's and the other nodes').
+  #admit(peer: Peer, session: Session): void {
+    const id = peer.id!;
+    clearTimeout(peer.joinTimer);
+    peer.joinTimer = undefined;
+    peer.pending = false;
+    session.pending.delete(id);
+    const others = [...session.peers.keys(), ...session.remote.keys()];
+    this.#notify(session, "peer-joined", id);
+    session.peers.set(id, peer);
     this.#send(
       peer,
       JSON.stringify({
         type: "joined",
-        session: name,
+        session: session.name,
         peerId: id,
         peers: others,
         iceServers: this.#iceServers(id),
       }),
     );
+  }
+
+  // A join through the bus. The session's events are watched before the
+  // bus orders the join, so that from the join's snapshot on the view misses
+  // no change; the joiner is admitted when its own `joined` event comes by
+  // (or the snapshot that holds it, for a session new to this node), so
+  // every member of this node sees changes in the bus's one order.
+  #joinOnBus(peer: Peer, name: string, bus: Bus): void {
+    if (bus.state !== "up") {
+      this.#close(peer, CLOSE_CODES.tryAgainLater, "Signaling bus down");
+      return;
+    }
+    let session = this.#sessions.get(name);
+    if (session === undefined) {
+      session = newSession(name);
+      this.#sessions.set(name, session);
+      session.watching = bus.watch(name);
+    }
+    const id = this.#freshId();
+    peer.id = id;
+    peer.session = session;
+    peer.sessionName = name;
+    peer.pending = true;
+    session.pending.set(id, peer);
+    this.#peers.set(id, peer);
+    const joined = (async () => {
+      await session.watching;
+      return await bus.join(name, id, this.#options.maxPeersPerSession);
+    })();
+    joined.then((result) => {
+      if (peer.session !== session || !peer.pending) {
+        // It left (or was admitted and left) while the bus worked.
+        if (result.ok && peer.session !== session) this.#busLeave(name, id);
+        return;
+      }
+      if (result.ok) {
+        if (session.seq < 0) this.#sync(session, result.snapshot);
+        return;
+      }
+      this.#unpend(peer, session);
+      if (result.reason === "full") {
+        this.#error(
+          peer,
+          "session_full",
+          `Cannot join: session "${name}" is full`,
+        );
+      } else if (result.reason === "taken") {
+        this.#join(peer, name);
+      } else {
+        this.#close(peer, CLOSE_CODES.tryAgainLater, "Signaling bus lost");
+      }
+    }, (error) => {
+      this.#logger?.("warn", "Cannot join through the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+      if (peer.session !== session) return;
+      this.#close(peer, CLOSE_CODES.tryAgainLater, "Signaling bus down");
+    });
+  }
+
+  #freshId(): string {
+    let id = randomAlphanumeric(PEER_ID_LENGTH);
+    while (this.#peers.has(id)) id = randomAlphanumeric(PEER_ID_LENGTH);
+    return id;
+  }
+
+  // A pending joiner goes back to not joined.
+  #unpend(peer: Peer, session: Session): void {
+    session.pending.delete(peer.id!);
+    this.#peers.delete(peer.id!);
+    peer.id = null;
+    peer.session = null;
+    peer.pending = false;
+    this.#dropIfEmpty(session);
+  }
+
+  #dropIfEmpty(session: Session): void {
+    if (session.peers.size > 0 || session.pending.size > 0) return;
+    if (this.#sessions.get(session.name) !== session) return;
+    this.#sessions.delete(session.name);
+    this.#bus?.unwatch(session.name).catch(() => {});
+  }
+
+  // The first view of a session on this node: the snapshot, then the events
+  // that came in meanwhile.
+  #sync(session: Session, snapshot: BusSnapshot): void {
+    session.seq = snapshot.seq;
+    const me = this.#bus!.node;
+    const admitted: Peer[] = [];
+    for (const [id, node] of snapshot.members) {
+      if (node !== me) session.remote.set(id, node);
+      else {
+        const joiner = session.pending.get(id);
+        if (joiner !== undefined) admitted.push(joiner);
+      }
+    }
+    for (const joiner of admitted) this.#admit(joiner, session);
+    for (const event of session.backlog.splice(0)) {
+      this.#applyEvent(session, event);
+    }
+  }
+
+  #onBusEvent(event: BusEvent): void {
+    const session = this.#sessions.get(event.session);
+    if (session === undefined) return;
+    if (session.seq < 0) session.backlog.push(event);
+    else this.#applyEvent(session, event);
+  }
+
+  #applyEvent(session: Session, event: BusEvent): void {
+    if (event.seq <= session.seq) return;
+    session.seq = event.seq;
+    const mine = event.node === this.#bus!.node;
+    if (event.kind === "joined") {
+      if (mine) {
+        const joiner = session.pending.get(event.peerId);
+        if (joiner !== undefined) this.#admit(joiner, session);
+      } else if (!session.remote.has(event.peerId)) {
+        session.remote.set(event.peerId, event.node);
+        this.#notify(session, "peer-joined", event.peerId);
+      }
+    } else if (session.remote.delete(event.peerId)) {
+      this.#notify(session, "peer-left", event.peerId);
+    } else if (mine) {
+      // The bus dropped a peer this node still holds (the node was taken
+      // for dead): it is no longer anyone's peer, so let it go.
+      const local = session.peers.get(event.peerId);
+      if (local !== undefined) {
+        this.#close(local, CLOSE_CODES.tryAgainLater, "Signaling bus lost");
+      }
+    }
+  }
+
+  #notify(session: Session, type: "peer-joined" | "peer-left", id: string) {
+    const notice = JSON.stringify({ type, peerId: id });
+    for (const other of session.peers.values()) this.#send(other, notice);
+  }
+
+  #onBusDelivery(delivery: BusDelivery): void {
+    const target = this.#peers.get(delivery.to);
+    if (target === undefined || target.pending) return;
+    if (target.sessionName !== delivery.session) return;
+    this.#send(target, delivery.text);
+  }
+
+  #onBusState(state: BusState, lost: boolean): void {
+    this.#logger?.(state === "up" ? "info" : "warn", `Signaling bus ${state}`, {
+      lost,
+    });
+    if (state !== "up") return;
+    if (lost) {
+      // This node's peers are no longer on the bus: close them so their
+      // clients join again, through this broker or another.
+      this.#unsentLeaves.clear();
+      for (const session of [...this.#sessions.values()]) {
+        for (
+          const peer of [...session.peers.values(), ...session.pending.values()]
+        ) {
+          this.#close(peer, CLOSE_CODES.tryAgainLater, "Signaling bus lost");
+        }
+      }
+      return;
+    }
+    for (const [id, name] of [...this.#unsentLeaves]) {
+      this.#unsentLeaves.delete(id);
+      this.#busLeave(name, id);
+    }
+    for (const session of this.#sessions.values()) this.#resync(session);
+  }
+
+  // After the bus came back, events may have been lost: compare the view
+  // with a fresh snapshot and tell the members what changed.
+  #resync(session: Session): void {
+    this.#bus!.snapshot(session.name).then((snapshot) => {
+      if (this.#sessions.get(session.name) !== session) return;
+      if (session.seq < 0) {
+        this.#sync(session, snapshot);
+        return;
+      }
+      if (snapshot.seq <= session.seq) return;
+      session.seq = snapshot.seq;
+      const me = this.#bus!.node;
+      for (const id of [...session.remote.keys()]) {
+        if (snapshot.members.has(id)) continue;
+        session.remote.delete(id);
+        this.#notify(session, "peer-left", id);
+      }
+      for (const [id, node] of snapshot.members) {
+        const joiner = node === me ? session.pending.get(id) : undefined;
+        if (joiner !== undefined) this.#admit(joiner, session);
+        else if (node !== me && !session.remote.has(id)) {
+          session.remote.set(id, node);
+          this.#notify(session, "peer-joined", id);
+        }
+      }
+      for (const [id, peer] of [...session.peers]) {
+        if (!snapshot.members.has(id)) {
+          this.#close(peer, CLOSE_CODES.tryAgainLater, "Signaling bus lost");
+        }
+      }
+    }, () => {});
+  }
+
+  #relay(node: string, session: string, to: string, text: string): void {
+    this.#bus!.deliver(node, { session, to, text }).catch((error) => {
+      this.#logger?.("debug", "Cannot relay through the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+    });
+  }
+
+  #busLeave(name: string, id: string): void {
+    this.#bus!.leave(name, id).catch(() => {
+      this.#unsentLeaves.set(id, name);
+    });
   }
 
   // Token bucket: refilled by elapsed time. An empty bucket drops the frame
@@ -377,15 +654,25 @@ export class SignalingHub {
     peer.joinTimer = undefined;
     const session = peer.session;
     if (session === null || peer.id === null) return;
-    session.delete(peer.id);
-    this.#peers.delete(peer.id);
-    peer.session = null;
-    if (session.size === 0) {
-      this.#sessions.delete(peer.sessionName);
+    if (peer.pending) {
+      // Its join is still with the bus; the answer will undo it.
+      session.pending.delete(peer.id);
+      this.#peers.delete(peer.id);
+      peer.session = null;
+      peer.pending = false;
+      this.#dropIfEmpty(session);
       return;
     }
-    const notice = JSON.stringify({ type: "peer-left", peerId: peer.id });
-    for (const other of session.values()) this.#send(other, notice);
+    session.peers.delete(peer.id);
+    this.#peers.delete(peer.id);
+    peer.session = null;
+    if (this.#bus !== undefined) this.#busLeave(session.name, peer.id);
+    if (session.peers.size === 0) {
+      if (this.#bus === undefined) this.#sessions.delete(session.name);
+      else this.#dropIfEmpty(session);
+      return;
+    }
+    this.#notify(session, "peer-left", peer.id);
   }
 
   #onClosed(peer: Peer): void {
@@ -404,6 +691,18 @@ export class SignalingHub {
       for (const resolve of this.#drained.splice(0)) resolve();
     }
   }
+}
+
+function newSession(name: string): Session {
+  return {
+    name,
+    peers: new Map(),
+    remote: new Map(),
+    pending: new Map(),
+    seq: -1,
+    backlog: [],
+    watching: null,
+  };
 }
 
 // UTF-8 size above `max`, without encoding in the common case: a UTF-16 code

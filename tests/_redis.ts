@@ -1,0 +1,113 @@
+// A private redis-server for the bus tests: a config file in a temp dir
+// (the password is in the file, never in argv), a free port, no persistence,
+// stopped by PID. `restart()` stops it and starts it again on the same port,
+// empty, as a crashed Redis without persistence comes back.
+import { existsSync } from "node:fs";
+
+/** Debian's Redis server. */
+export const REDIS_SERVER = "/usr/bin/redis-server";
+
+/** Whether redis-server is installed; prints a loud notice when it is not. */
+export function haveRedis(): boolean {
+  const have = existsSync(REDIS_SERVER);
+  if (!have) {
+    const inCi = Boolean(Deno.env.get("CI"));
+    console.error(
+      `\n!!! ${REDIS_SERVER} is missing: the Redis bus tests ${
+        inCi ? "FAIL in CI" : "are SKIPPED"
+      }.\n!!! Install Debian's redis-server: sudo apt-get install -y redis-server\n`,
+    );
+  }
+  return have;
+}
+
+/** A running private Redis. */
+export interface TestRedis extends AsyncDisposable {
+  /** Its port on 127.0.0.1. */
+  port: number;
+  /** The password it requires. */
+  password: string;
+  /** `redis://:password@127.0.0.1:port`. */
+  url: string;
+  /** Kills it (SIGKILL: no goodbye to its clients). */
+  kill(): Promise<void>;
+  /** Starts it again, empty, on the same port. */
+  start(): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  stop(): Promise<void>;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+async function waitForPort(port: number, child: Deno.ChildProcess) {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    try {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      conn.close();
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  child.kill("SIGKILL");
+  await child.status;
+  throw new Error(`Cannot start redis-server: port ${port} never opened`);
+}
+
+/** Starts a private redis-server and waits until it accepts connections. */
+export async function startRedis(): Promise<TestRedis> {
+  const dir = await Deno.makeTempDir({ prefix: "redis-" });
+  const port = freePort();
+  const password = `pw-${crypto.randomUUID()}`;
+  const config = [
+    "bind 127.0.0.1",
+    `port ${port}`,
+    `dir ${dir}`,
+    'save ""',
+    "appendonly no",
+    `requirepass ${password}`,
+    "daemonize no",
+    `logfile ${dir}/redis.log`,
+  ].join("\n");
+  await Deno.writeTextFile(`${dir}/redis.conf`, config + "\n", { mode: 0o600 });
+  let child: Deno.ChildProcess | null = null;
+  const start = async () => {
+    child = new Deno.Command(REDIS_SERVER, {
+      args: [`${dir}/redis.conf`],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    await waitForPort(port, child);
+  };
+  const kill = async () => {
+    const running = child;
+    child = null;
+    if (running === null) return;
+    try {
+      running.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await running.status;
+  };
+  const stop = async () => {
+    await kill();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  };
+  await start();
+  return {
+    port,
+    password,
+    url: `redis://:${password}@127.0.0.1:${port}`,
+    kill,
+    start,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
