@@ -21,7 +21,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 
 # The narrowest permissions that work: the network, /data for the SQLite
 # file and the blobs, /run/secrets to read a TURN secret file (Docker and
-# Kubernetes secrets), and the one variable that may carry the TURN secret.
+# Kubernetes secrets), and the environment (secrets may come from
+# POD_BROKER_TURN_SECRET, REDIS_URL, DATABASE_URL; and the Redis client's
+# `debug` dependency lists every variable, so a list of names is not enough).
 # Flags given to `docker run` replace CMD.
-ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env=POD_BROKER_TURN_SECRET", "src/mod.ts"]
+ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env", "src/mod.ts"]
 CMD ["--registry", "sqlite", "--data-dir", "/data", "--port", "8080"]
