@@ -79,10 +79,10 @@ export function createBroker(options: ResolvedOptions): Broker {
   let closing = false;
 
   const health = () => handleHealth(hub.stats, startedAt);
-  const pod = ({ request, url, id }: RouteRequest) =>
-    handlePod(request, id, podContext(request, url));
-  const meta = ({ request, url, id }: RouteRequest) =>
-    handleMeta(id, podContext(request, url));
+  const pod = ({ request, baseUrl, id }: RouteRequest) =>
+    handlePod(request, id, podContext(baseUrl));
+  const meta = ({ baseUrl, id }: RouteRequest) =>
+    handleMeta(id, podContext(baseUrl));
 
   /** The route table (see src/routes.ts). */
   const routes: Route[] = [
@@ -90,13 +90,13 @@ export function createBroker(options: ResolvedOptions): Broker {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: ({ request, url }) =>
+        POST: ({ request, baseUrl }) =>
           handleUpload(request, {
             registry: options.registry,
             maxBlobBytes: options.maxBlobBytes,
             budget,
             uploadTimeoutMs: options.uploadTimeoutMs,
-            baseUrl: baseUrlOf(request, url, options),
+            baseUrl,
           }),
       },
     },
@@ -106,15 +106,19 @@ export function createBroker(options: ResolvedOptions): Broker {
     { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
   ];
 
-  function podContext(request: Request, url: URL): PodContext {
-    const baseUrl = baseUrlOf(request, url, options);
-    return {
-      registry: options.registry,
-      podHeaderOptions: options.podHeaderOptions,
-      baseUrl,
-      signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
-      logger: options.logger,
-    };
+  // One context per base URL (there is one unless X-Forwarded-Host varies).
+  let lastContext: PodContext | undefined;
+  function podContext(baseUrl: string): PodContext {
+    if (lastContext?.baseUrl !== baseUrl) {
+      lastContext = {
+        registry: options.registry,
+        podHeaderOptions: options.podHeaderOptions,
+        baseUrl,
+        signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
+        logger: options.logger,
+      };
+    }
+    return lastContext;
   }
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
@@ -156,8 +160,9 @@ export function createBroker(options: ResolvedOptions): Broker {
 
   async function handle(request: Request): Promise<Response | Admission> {
     const url = new URL(request.url);
+    const baseUrl = baseUrlOf(request, url, options);
     const match = matchRoute(routes, url.pathname);
-    if (match === null) return withHsts(request, url, notFound(url.pathname));
+    if (match === null) return withHsts(baseUrl, notFound(url.pathname));
     const { route, id } = match;
     let answer: Response | Admission;
     const handler = route.methods[request.method];
@@ -167,7 +172,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       answer = notAllowed(route);
     } else {
       try {
-        answer = await handler({ request, url, id });
+        answer = await handler({ request, url, baseUrl, id });
       } catch (error) {
         answer = toProblem(error, options.logger);
       }
@@ -178,7 +183,7 @@ export function createBroker(options: ResolvedOptions): Broker {
           answer.headers.set(name, value);
         }
       }
-      withHsts(request, url, answer);
+      withHsts(baseUrl, answer);
     }
     return answer;
   }
@@ -204,8 +209,8 @@ export function createBroker(options: ResolvedOptions): Broker {
     clearTimeout(timer);
   }
 
-  function withHsts(request: Request, url: URL, response: Response) {
-    if (baseUrlOf(request, url, options).startsWith("https:")) {
+  function withHsts(baseUrl: string, response: Response) {
+    if (baseUrl.startsWith("https:")) {
       response.headers.set("Strict-Transport-Security", HSTS);
     }
     return response;

@@ -18,6 +18,8 @@ export interface RouteRequest {
   request: Request;
   /** Its URL, parsed once. */
   url: URL;
+  /** The public base URL for it, without a trailing slash (found once). */
+  baseUrl: string;
   /** The `:id` segment, or "" for routes without one. */
   id: string;
 }
@@ -72,7 +74,7 @@ export function matchRoute(
   }
   const segments = path.split("/");
   for (const route of routes) {
-    const parts = route.pattern.split("/");
+    const parts = partsOf(route);
     if (parts.length !== segments.length || !parts.includes(":id")) continue;
     let id = "";
     const matches = parts.every((part, i) => {
@@ -97,4 +99,16 @@ export function allowedMethods(route: Route): string {
   const methods = Object.keys(route.methods);
   if (route.cors) methods.push("OPTIONS");
   return methods.join(", ");
+}
+
+/** Each route's pattern split into segments, once. */
+const PARTS = new WeakMap<Route, readonly string[]>();
+
+function partsOf(route: Route): readonly string[] {
+  let parts = PARTS.get(route);
+  if (parts === undefined) {
+    parts = route.pattern.split("/");
+    PARTS.set(route, parts);
+  }
+  return parts;
 }

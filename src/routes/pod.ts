@@ -43,12 +43,8 @@ export async function handlePod(
 ): Promise<Response> {
   const record = await findRecord(context.registry, id);
   const etag = `"${record.sha256}"`;
-  const headers = new Headers({
-    "Content-Type": "text/html; charset=utf-8",
-    "Cache-Control": "public, max-age=300",
-    ETag: etag,
-  });
-  appendPodHeaders(headers, context.podHeaderOptions, context.signalUrl);
+  const headers = new Headers(podHeadersOf(context));
+  headers.set("ETag", etag);
   if (matchesEtag(request.headers.get("If-None-Match"), etag)) {
     return new Response(null, { status: 304, headers });
   }
@@ -113,6 +109,23 @@ async function findRecord(registry: Registry, id: string): Promise<PodRecord> {
     );
   }
   throw notFound(id);
+}
+
+/** The headers every pod gets in one context, built once per context. */
+const POD_HEADERS = new WeakMap<PodContext, [string, string][]>();
+
+function podHeadersOf(context: PodContext): [string, string][] {
+  let pairs = POD_HEADERS.get(context);
+  if (pairs === undefined) {
+    const headers = new Headers({
+      "Content-Type": "text/html; charset=utf-8",
+      "Cache-Control": "public, max-age=300",
+    });
+    appendPodHeaders(headers, context.podHeaderOptions, context.signalUrl);
+    pairs = [...headers];
+    POD_HEADERS.set(context, pairs);
+  }
+  return pairs;
 }
 
 function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
