@@ -90,7 +90,7 @@ export async function runCli(
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      stderr(`pod-broker: ${error.message} (see --help)\n`);
+      stderr(`pod-broker: ${oneLine(error.message)} (see --help)\n`);
       return 2;
     }
     // Anything else is ours to fix, not the user's input.
@@ -154,4 +154,16 @@ async function serve(
   await bus?.close();
   await registry.close?.();
   return 0;
+}
+
+/**
+ * A message on one line: control characters from the user's input (a
+ * newline in a file name) are shown escaped, as JSON would.
+ */
+function oneLine(message: string): string {
+  return message.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f]/g,
+    (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1),
+  );
 }

@@ -60,7 +60,15 @@ export async function signCommand(args: string[]): Promise<number> {
   const seed = await readKey(values.key);
   const pod = await signFile(input, seed, values);
   if (values.out === undefined) process.stdout.write(pod);
-  else await writeFile(values.out, pod);
+  else {
+    await writeFile(values.out, pod).catch((error) => {
+      throw new UsageError(
+        `Cannot write the pod to '${values.out}': ${
+          error.code ?? error.message
+        }`,
+      );
+    });
+  }
   return 0;
 }
 

@@ -36,7 +36,7 @@ export function openRegistry(
       `Cannot use --registry '${kind}': expected memory or sqlite`,
     );
   }
-  if (dataDir === undefined) {
+  if (dataDir === undefined || dataDir === "") {
     throw new UsageError("--registry sqlite needs --data-dir PATH");
   }
   // Fail early and plainly if the directory cannot be written.
