@@ -1,91 +1,50 @@
-// Shared test helpers: a real server on 127.0.0.1 port 0, keys and pods.
-import { createSignalServer } from "../src/adapters/deno.ts";
-import { generateKeyPair } from "../src/pod/ed25519.ts";
-import { signPod, type SignPodOptions } from "../src/pod/sign.ts";
-import { silentLogger } from "../src/log.ts";
-import { MemoryRegistry } from "../src/registries/memory.ts";
-import type {
-  Registry,
-  SignalServer,
-  SignalServerOptions,
-} from "../src/types.ts";
+// Shared test helpers for Deno tests: a real server on 127.0.0.1 port 0,
+// keys and pods, broker processes. The runtime-neutral ones live in
+// tests/contract/_support.ts (the two-runtime contract suite) and are bound
+// here to the Deno build.
+import config from "../deno.json" with { type: "json" };
+import * as mod from "../src/mod.ts";
+import type { SignPodOptions } from "../src/pod/sign.ts";
+import type { SignalServerOptions } from "../src/types.ts";
+import * as support from "./contract/_support.ts";
 
-/** A running test server and its base URL. */
-export interface TestServer extends AsyncDisposable {
-  server: SignalServer;
-  url: string;
-  wsUrl: string;
-  registry: Registry;
-}
+export {
+  replaceText,
+  SAMPLE_HTML,
+  type TestServer,
+  upload,
+} from "./contract/_support.ts";
+
+/** `src/mod.ts`: the Deno CLI's entry. */
+export const MOD: string = new URL("../src/mod.ts", import.meta.url).pathname;
+
+/** The Deno build as the contract suite sees it (tests/contract/). */
+export const DENO_API: support.ContractApi = {
+  ...mod,
+  runtime: "deno",
+  cli: [Deno.execPath(), "run", "-A", MOD],
+  version: config.version,
+};
 
 /** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
-export async function startServer(
+export function startServer(
   options: Partial<SignalServerOptions> = {},
-): Promise<TestServer> {
-  const registry = options.registry ?? new MemoryRegistry();
-  const server = await createSignalServer({
-    logger: silentLogger,
-    ...options,
-    registry,
-    port: 0,
-    hostname: "127.0.0.1",
-  });
-  const url = `http://127.0.0.1:${server.port}`;
-  return {
-    server,
-    url,
-    wsUrl: `ws://127.0.0.1:${server.port}/signal`,
-    registry,
-    [Symbol.asyncDispose]: () => server.close(),
-  };
+): Promise<support.TestServer> {
+  return support.startServer(DENO_API, options);
 }
 
 /** A fresh Ed25519 seed. */
-export async function newSeed(): Promise<Uint8Array> {
-  return (await generateKeyPair()).seed;
+export function newSeed(): Promise<Uint8Array> {
+  return support.newSeed(DENO_API);
 }
 
-/** A small HTML document. */
-export const SAMPLE_HTML =
-  "<!doctype html>\n<html><head><title>Test pod</title></head><body><p>hello</p></body></html>\n";
-
 /** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
-export async function signedPod(
-  html: string | Uint8Array = SAMPLE_HTML,
+export function signedPod(
+  html: string | Uint8Array = support.SAMPLE_HTML,
   options: SignPodOptions = {},
   seed?: Uint8Array,
 ): Promise<Uint8Array<ArrayBuffer>> {
-  const pod = await signPod(html, seed ?? await newSeed(), options);
-  return new Uint8Array(pod);
-}
-
-/** POSTs `body` to /pods as text/html. */
-export function upload(
-  url: string,
-  body: BodyInit | null,
-  headers: HeadersInit = { "Content-Type": "text/html; charset=utf-8" },
-): Promise<Response> {
-  return fetch(`${url}/pods`, { method: "POST", headers, body });
-}
-
-/** Replaces the first occurrence of ASCII `from` with `to` in the bytes of `pod`. */
-export function replaceText(
-  pod: Uint8Array,
-  from: string,
-  to: string,
-): Uint8Array<ArrayBuffer> {
-  const needle = new TextEncoder().encode(from);
-  let at = -1;
-  for (let i = 0; i + needle.length <= pod.length && at === -1; i++) {
-    if (needle.every((byte, j) => pod[i + j] === byte)) at = i;
-  }
-  if (at === -1) throw new Error(`Cannot find '${from}' in the pod`);
-  const replacement = new TextEncoder().encode(to);
-  const out = new Uint8Array(pod.length - needle.length + replacement.length);
-  out.set(pod.subarray(0, at));
-  out.set(replacement, at);
-  out.set(pod.subarray(at + needle.length), at + replacement.length);
-  return out;
+  return support.signedPod(DENO_API, html, options, seed);
 }
 
 /** A broker process started by {@linkcode spawnBroker}. */
@@ -143,9 +102,6 @@ export async function spawnBroker(
     [Symbol.asyncDispose]: async () => void await stop(),
   };
 }
-
-/** `src/mod.ts`: the Deno CLI's entry. */
-export const MOD: string = new URL("../src/mod.ts", import.meta.url).pathname;
 
 /** What a finished CLI run printed. */
 export interface CliRun {

@@ -106,8 +106,10 @@ function createBodyStream(
       if (done) controller.close();
       else controller.enqueue(value as Buffer);
     },
-    async cancel() {
-      await chunks.return?.();
+    cancel() {
+      // Not awaited: Node queues return() behind a pending next(), which a
+      // stalled client never settles.
+      void chunks.return?.();
     },
   }, new CountQueuingStrategy({ highWaterMark: 0 }));
 }

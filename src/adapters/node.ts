@@ -15,7 +15,12 @@ import {
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import { clearTimeout, setTimeout } from "node:timers";
+import {
+  clearInterval,
+  clearTimeout,
+  setInterval,
+  setTimeout,
+} from "node:timers";
 import { type Admission, createBroker } from "../broker.ts";
 import { resolveOptions } from "../options.ts";
 import type { SignalServer, SignalServerOptions } from "../types.ts";
@@ -126,8 +131,12 @@ export function createSignalServer(
         () => server.closeAllConnections(),
         CLOSE_GRACE_MS,
       );
+      // A connection whose response ends while closing becomes idle then:
+      // close idle connections until the server is closed.
+      const idle = setInterval(() => server.closeIdleConnections(), 50);
       server.close((error) => {
         clearTimeout(cut);
+        clearInterval(idle);
         if (error) reject(error);
         else resolve();
       });

@@ -1,19 +1,26 @@
 // Running a public broker (issue 13): HSTS, takedown with 410, and the
-// operator's list and delete commands against a live broker.
+// operator's list and delete commands (the runtime's CLI: Deno's, or the npm
+// package's `pod-broker` bin on Node 22) against a live broker.
 import assert from "node:assert/strict";
-import { MemoryRegistry } from "../src/registries/memory.ts";
 import {
-  cli,
+  collect,
+  runCli,
   signedPod,
-  spawnSqliteBroker,
+  spawnBroker,
   startServer,
+  tempDir,
   upload,
-} from "./_helpers.ts";
+} from "./_support.ts";
 
-Deno.test("Strict-Transport-Security over https (base URL or trusted proxy), never over plain http", async () => {
+const { cases, test } = collect();
+
+/** The operator cases. */
+export const OPERATOR_CASES = cases;
+
+test("Strict-Transport-Security over https (base URL or trusted proxy), never over plain http", async (api) => {
   const hsts = "max-age=31536000";
   {
-    await using t = await startServer({ baseUrl: "https://pods.example" });
+    await using t = await startServer(api, { baseUrl: "https://pods.example" });
     for (const path of ["/health", "/nope", "/AAAAAAAAAAAA"]) {
       const response = await fetch(`${t.url}${path}`);
       await response.body?.cancel();
@@ -21,7 +28,7 @@ Deno.test("Strict-Transport-Security over https (base URL or trusted proxy), nev
     }
   }
   {
-    await using t = await startServer({ trustProxy: true });
+    await using t = await startServer(api, { trustProxy: true });
     const https = await fetch(`${t.url}/health`, {
       headers: { "X-Forwarded-Proto": "https" },
     });
@@ -32,7 +39,7 @@ Deno.test("Strict-Transport-Security over https (base URL or trusted proxy), nev
     assert.equal(http.headers.get("Strict-Transport-Security"), null);
   }
   {
-    await using t = await startServer();
+    await using t = await startServer(api);
     const spoofed = await fetch(`${t.url}/health`, {
       headers: { "X-Forwarded-Proto": "https" },
     });
@@ -41,10 +48,10 @@ Deno.test("Strict-Transport-Security over https (base URL or trusted proxy), nev
   }
 });
 
-Deno.test("a pod deleted from the memory registry answers 410 pod_deleted on GET, HEAD and /meta", async () => {
-  const registry = new MemoryRegistry();
-  await using t = await startServer({ registry });
-  const created = await (await upload(t.url, await signedPod())).json();
+test("a pod deleted from the memory registry answers 410 pod_deleted on GET, HEAD and /meta", async (api) => {
+  const registry = new api.MemoryRegistry();
+  await using t = await startServer(api, { registry });
+  const created = await (await upload(t.url, await signedPod(api))).json();
   assert.equal(await registry.deletePod(created.id), true);
   assert.equal(await registry.deletePod(created.id), false);
   for (
@@ -69,23 +76,33 @@ Deno.test("a pod deleted from the memory registry answers 410 pod_deleted on GET
   await unknown.body?.cancel();
 });
 
-Deno.test("pod-broker list and delete work on the data dir of a running broker: 410 within a second", async () => {
-  const dataDir = await Deno.makeTempDir();
-  try {
-    await using broker = await spawnSqliteBroker(dataDir);
+test("pod-broker list and delete work on the data dir of a running broker: 410 within a second", async (api) => {
+  await using dir = await tempDir();
+  const dataDir = dir.path;
+  {
+    await using broker = await spawnBroker(api, [
+      "--registry",
+      "sqlite",
+      "--data-dir",
+      dataDir,
+      "--port",
+      "0",
+      "--hostname",
+      "127.0.0.1",
+    ]);
     const base = `http://127.0.0.1:${broker.port}`;
     const ids: string[] = [];
     const owners: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const created = await (await upload(base, await signedPod())).json();
+      const created = await (await upload(base, await signedPod(api))).json();
       ids.push(created.id);
       owners.push(created.ownerPubkey);
     }
-    const listed = await cli(["list", "--data-dir", dataDir]);
+    const listed = await runCli(api, ["list", "--data-dir", dataDir]);
     assert.equal(listed.code, 0, listed.stderr);
     const records = listed.stdout.trim().split("\n").map((l) => JSON.parse(l));
     assert.deepEqual(records.map((r) => r.id), ids);
-    const mine = await cli([
+    const mine = await runCli(api, [
       "list",
       "--data-dir",
       dataDir,
@@ -97,7 +114,12 @@ Deno.test("pod-broker list and delete work on the data dir of a running broker: 
       [ids[1]],
     );
 
-    const deleted = await cli(["delete", ids[1]!, "--data-dir", dataDir]);
+    const deleted = await runCli(api, [
+      "delete",
+      ids[1]!,
+      "--data-dir",
+      dataDir,
+    ]);
     assert.equal(deleted.code, 0, deleted.stderr);
     const started = Date.now();
     let status = 0;
@@ -116,27 +138,30 @@ Deno.test("pod-broker list and delete work on the data dir of a running broker: 
     assert.equal(others.status, 200);
     await others.body?.cancel();
 
-    const again = await cli(["delete", ids[1]!, "--data-dir", dataDir]);
+    const again = await runCli(api, ["delete", ids[1]!, "--data-dir", dataDir]);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /no such pod/);
-    const bad = await cli(["delete", "nope", "--data-dir", dataDir]);
+    const bad = await runCli(api, ["delete", "nope", "--data-dir", dataDir]);
     assert.equal(bad.code, 2);
-    const after = await cli(["list", "--data-dir", dataDir]);
+    const after = await runCli(api, ["list", "--data-dir", dataDir]);
     assert.deepEqual(
       after.stdout.trim().split("\n").map((l) => JSON.parse(l).id),
       [ids[0], ids[2]],
     );
     assert.equal(await broker.stop(), 0);
-  } finally {
-    await Deno.remove(dataDir, { recursive: true });
   }
 });
 
-Deno.test("pod-broker delete refuses the memory registry and a missing data dir with exit 2", async () => {
-  const memory = await cli(["delete", "AAAAAAAAAAAA", "--registry", "memory"]);
+test("pod-broker delete refuses the memory registry and a missing data dir with exit 2", async (api) => {
+  const memory = await runCli(api, [
+    "delete",
+    "AAAAAAAAAAAA",
+    "--registry",
+    "memory",
+  ]);
   assert.equal(memory.code, 2);
   assert.match(memory.stderr, /lives inside one broker process/);
-  const missing = await cli(["list"]);
+  const missing = await runCli(api, ["list"]);
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /needs --data-dir PATH/);
 });

@@ -1,6 +1,43 @@
+// SignalingHub unit tests with recording sockets: its bookkeeping and the
+// close deadline, which are internals (CLOSE_DEADLINE_MS is not public), so
+// they run on Deno only. The hub over real sockets, on both runtimes, is in
+// tests/contract/signaling.ts.
 import assert from "node:assert/strict";
 import { DEFAULT_SIGNALING } from "../src/options.ts";
 import { CLOSE_DEADLINE_MS, SignalingHub } from "../src/signaling/hub.ts";
+
+Deno.test("SignalingHub: 1,000 join/leave cycles leave every map empty", () => {
+  const hub = new SignalingHub({ ...DEFAULT_SIGNALING, allowedOrigins: null });
+  const sent: string[] = [];
+  const socket = { send: (text: string) => sent.push(text), close() {} };
+  const anchor = hub.connect(socket, "https://anchor.example");
+  anchor.message('{"type":"join","session":"anchor"}');
+  for (let i = 0; i < 1000; i++) {
+    const client = hub.connect(
+      socket,
+      i % 3 ? "null" : `https://o${i}.example`,
+    );
+    client.message(
+      JSON.stringify({ type: "join", session: i % 2 ? "anchor" : `s${i}` }),
+    );
+    if (i % 4 === 0) client.message('{"type":"leave"}');
+    client.closed();
+  }
+  assert.deepEqual(hub.stats, {
+    sockets: 1,
+    sessions: 1,
+    peers: 1,
+    origins: ["https://anchor.example"],
+  });
+  anchor.closed();
+  assert.deepEqual(hub.stats, {
+    sockets: 0,
+    sessions: 0,
+    peers: 0,
+    origins: [],
+  });
+  assert.ok(sent.length > 1000);
+});
 
 /** A recording socket whose unsent bytes the test sets. */
 function fakeSocket() {

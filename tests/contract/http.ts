@@ -1,63 +1,58 @@
+// The HTTP API (DESIGN section 3) against a real server: the same cases run
+// on Deno and on the npm package under Node 22 (see _support.ts).
 import assert from "node:assert/strict";
-import { MemoryRegistry } from "../src/registries/memory.ts";
-import { SqliteRegistry } from "../src/registries/sqlite.ts";
-import { decodePrivateKeyPem } from "../src/pod/keys.ts";
-import { publicKeyFromSeed } from "../src/pod/ed25519.ts";
-import { encodeBase64Url } from "../src/_encoding.ts";
-import { createSignalServer } from "../src/adapters/deno.ts";
-import { DEFAULT_MAX_BLOB_BYTES } from "../src/create_pod.ts";
-import { silentLogger } from "../src/log.ts";
-import type { PodRecord, Registry } from "../src/types.ts";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { PodRecord, Registry } from "../../src/core.ts";
 import {
+  assertProblem,
+  collect,
+  type ContractApi,
   newSeed,
+  RawConnection,
   replaceText,
+  runCommand,
+  sameBytes,
   SAMPLE_HTML,
+  SANDBOX_POLICY,
   signedPod,
   startServer,
+  tempDir,
   upload,
-} from "./_helpers.ts";
+} from "./_support.ts";
 
-const SANDBOX_POLICY =
-  "sandbox allow-scripts allow-forms allow-modals allow-downloads; object-src 'none'; base-uri 'none'";
+const { cases, test } = collect();
+
+/** The HTTP cases. */
+export const HTTP_CASES = cases;
 
 /** A memory registry that records every call. */
-class RecordingRegistry extends MemoryRegistry {
-  calls: string[] = [];
-  override putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
-    this.calls.push(`putPod ${record.id}`);
-    return super.putPod(record, blob);
+function recordingRegistry(
+  api: ContractApi,
+): InstanceType<ContractApi["MemoryRegistry"]> & { calls: string[] } {
+  class RecordingRegistry extends api.MemoryRegistry {
+    calls: string[] = [];
+    override putPod(record: PodRecord, blob: Uint8Array): Promise<void> {
+      this.calls.push(`putPod ${record.id}`);
+      return super.putPod(record, blob);
+    }
+    override getRecord(id: string): Promise<PodRecord | null> {
+      this.calls.push(`getRecord ${id}`);
+      return super.getRecord(id);
+    }
   }
-  override getRecord(id: string): Promise<PodRecord | null> {
-    this.calls.push(`getRecord ${id}`);
-    return super.getRecord(id);
-  }
+  return new RecordingRegistry();
 }
 
-async function problemOf(response: Response): Promise<Record<string, unknown>> {
-  assert.equal(
-    response.headers.get("Content-Type"),
-    "application/problem+json",
-  );
-  const body = await response.json();
-  assert.equal(body.status, response.status);
-  assert.equal(body.type, "about:blank");
-  assert.equal(typeof body.title, "string");
-  assert.equal(typeof body.detail, "string");
-  return body;
+/** Base64url without padding. */
+function base64Url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-")
+    .replace(/\//g, "_").replace(/=+$/, "");
 }
 
-async function assertProblem(
-  response: Response,
-  status: number,
-  code: string,
-): Promise<void> {
-  assert.equal(response.status, status, `expected ${status} ${code}`);
-  assert.equal((await problemOf(response)).code, code);
-}
-
-Deno.test("POST /pods, GET /:id and /meta: round trip with exact bytes and counted hits", async () => {
-  await using t = await startServer();
-  const pod = await signedPod(SAMPLE_HTML, {
+test("POST /pods, GET /:id and /meta: round trip with exact bytes and counted hits", async (api) => {
+  await using t = await startServer(api);
+  const pod = await signedPod(api, SAMPLE_HTML, {
     name: "Round trip",
     createdAt: "2026-11-21T12:00:00Z",
   });
@@ -79,6 +74,7 @@ Deno.test("POST /pods, GET /:id and /meta: round trip with exact bytes and count
   for (let i = 0; i < 2; i++) {
     const got = await fetch(created.url);
     assert.equal(got.status, 200);
+    assert.equal(got.statusText, "OK");
     assert.equal(got.headers.get("Content-Type"), "text/html; charset=utf-8");
     assert.equal(got.headers.get("Content-Length"), String(pod.length));
     assert.deepEqual(new Uint8Array(await got.arrayBuffer()), pod);
@@ -110,17 +106,17 @@ Deno.test("POST /pods, GET /:id and /meta: round trip with exact bytes and count
   assert.ok(Date.parse(meta.uploadedAt) >= before - 1000);
 });
 
-Deno.test("GET /:id/meta gives null name and createdAt when the manifest has none", async () => {
-  await using t = await startServer();
-  const created = await (await upload(t.url, await signedPod())).json();
+test("GET /:id/meta gives null name and createdAt when the manifest has none", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(t.url, await signedPod(api))).json();
   const meta = await (await fetch(`${created.url}/meta`)).json();
   assert.equal(meta.name, null);
   assert.equal(meta.createdAt, null);
   assert.equal(meta.hits, 0);
 });
 
-Deno.test("POST /pods stores bytes outside the slot exactly (NUL, BOM, invalid UTF-8)", async () => {
-  await using t = await startServer();
+test("POST /pods stores bytes outside the slot exactly (NUL, BOM, invalid UTF-8)", async (api) => {
+  await using t = await startServer(api);
   const html = new Uint8Array([
     0xef,
     0xbb,
@@ -134,33 +130,33 @@ Deno.test("POST /pods stores bytes outside the slot exactly (NUL, BOM, invalid U
     0x80,
     ...new TextEncoder().encode("</body></html>"),
   ]);
-  const pod = await signedPod(html);
+  const pod = await signedPod(api, html);
   const created = await (await upload(t.url, pod)).json();
   const got = new Uint8Array(await (await fetch(created.url)).arrayBuffer());
   assert.deepEqual(got, pod);
 });
 
-Deno.test("POST /pods twice with the same bytes gives two ids", async () => {
-  await using t = await startServer();
-  const pod = await signedPod();
+test("POST /pods twice with the same bytes gives two ids", async (api) => {
+  await using t = await startServer(api);
+  const pod = await signedPod(api);
   const a = await (await upload(t.url, pod)).json();
   const b = await (await upload(t.url, pod)).json();
   assert.notEqual(a.id, b.id);
 });
 
-Deno.test("POST /pods accepts text/html with parameters and any case", async () => {
-  await using t = await startServer();
-  const response = await upload(t.url, await signedPod(), {
+test("POST /pods accepts text/html with parameters and any case", async (api) => {
+  await using t = await startServer(api);
+  const response = await upload(t.url, await signedPod(api), {
     "Content-Type": "Text/HTML ; charset=UTF-8",
   });
   assert.equal(response.status, 201);
   await response.body?.cancel();
 });
 
-Deno.test("POST /pods refuses each bad upload with its code, and none reaches putPod", async () => {
-  const registry = new RecordingRegistry();
-  await using t = await startServer({ registry, maxBlobBytes: 4096 });
-  const pod = await signedPod();
+test("POST /pods refuses each bad upload with its code, and none reaches putPod", async (api) => {
+  const registry = recordingRegistry(api);
+  await using t = await startServer(api, { registry, maxBlobBytes: 4096 });
+  const pod = await signedPod(api);
   const text = new TextDecoder().decode(pod);
   const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
   const manifest = JSON.parse(atob(payload));
@@ -230,9 +226,9 @@ Deno.test("POST /pods refuses each bad upload with its code, and none reaches pu
   assert.equal(registry.size, 0);
 });
 
-Deno.test("POST /pods checks the signature before the content", async () => {
-  await using t = await startServer();
-  const pod = await signedPod();
+test("POST /pods checks the signature before the content", async (api) => {
+  await using t = await startServer(api);
+  const pod = await signedPod(api);
   const text = new TextDecoder().decode(pod);
   const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
   const manifest = JSON.parse(atob(payload));
@@ -245,19 +241,16 @@ Deno.test("POST /pods checks the signature before the content", async () => {
   await assertProblem(await upload(t.url, both), 422, "signature_invalid");
 });
 
-Deno.test("POST /pods refuses an identity-point key with signature_invalid", async () => {
-  await using t = await startServer();
-  const pod = await signedPod();
+test("POST /pods refuses an identity-point key with signature_invalid", async (api) => {
+  await using t = await startServer(api);
+  const pod = await signedPod(api);
   const text = new TextDecoder().decode(pod);
   const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
   const manifest = JSON.parse(atob(payload));
   const identity = new Uint8Array(32);
   identity[0] = 1;
-  const b64url = (bytes: Uint8Array) =>
-    btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
-      .replace(/=+$/, "");
-  manifest.publicKey = b64url(identity);
-  manifest.signature = b64url(
+  manifest.publicKey = base64Url(identity);
+  manifest.signature = base64Url(
     new Uint8Array([...identity, ...new Uint8Array(32)]),
   );
   await assertProblem(
@@ -270,41 +263,45 @@ Deno.test("POST /pods refuses an identity-point key with signature_invalid", asy
   );
 });
 
-Deno.test("POST /pods answers storage_failed when the registry throws, storing nothing", async () => {
-  const registry = new MemoryRegistry();
+test("POST /pods answers storage_failed when the registry throws, storing nothing", async (api) => {
+  const registry = new api.MemoryRegistry();
   registry.putPod = () => Promise.reject(new Error("disk full"));
-  await using t = await startServer({ registry });
+  await using t = await startServer(api, { registry });
   await assertProblem(
-    await upload(t.url, await signedPod()),
+    await upload(t.url, await signedPod(api)),
     500,
     "storage_failed",
   );
   assert.equal(registry.size, 0);
 });
 
-Deno.test("POST /pods accepts a blob of exactly the limit and refuses limit + 1", async () => {
-  await using t = await startServer();
+test("POST /pods accepts a blob of exactly the limit and refuses limit + 1", async (api) => {
+  await using t = await startServer(api);
   // Without a name the manifest has a fixed length, so signing adds a fixed
   // number of bytes: size the page to land exactly on the limit.
-  const seed = await newSeed();
+  const seed = await newSeed(api);
   const prefix = new TextEncoder().encode("<!doctype html><p>big</p><!--");
-  const overhead = (await signedPod(prefix, {}, seed)).length - prefix.length;
-  const html = new Uint8Array(DEFAULT_MAX_BLOB_BYTES - overhead).fill(0x61);
+  const overhead = (await signedPod(api, prefix, {}, seed)).length -
+    prefix.length;
+  const html = new Uint8Array(api.DEFAULT_MAX_BLOB_BYTES - overhead).fill(0x61);
   html.set(prefix);
   html.set(new TextEncoder().encode("-->"), html.length - 3);
-  const exact = await signedPod(html, {}, seed);
-  assert.equal(exact.length, DEFAULT_MAX_BLOB_BYTES);
+  const exact = await signedPod(api, html, {}, seed);
+  assert.equal(exact.length, api.DEFAULT_MAX_BLOB_BYTES);
   const accepted = await upload(t.url, exact);
   assert.equal(accepted.status, 201);
-  assert.equal((await accepted.json()).blobSize, DEFAULT_MAX_BLOB_BYTES);
+  const { url, blobSize } = await accepted.json();
+  assert.equal(blobSize, api.DEFAULT_MAX_BLOB_BYTES);
+  const served = new Uint8Array(await (await fetch(url)).arrayBuffer());
+  assert.ok(sameBytes(served, exact), "the served bytes differ");
 
-  const over = new Uint8Array(DEFAULT_MAX_BLOB_BYTES + 1);
+  const over = new Uint8Array(api.DEFAULT_MAX_BLOB_BYTES + 1);
   over.set(exact);
   await assertProblem(await upload(t.url, over), 413, "blob_too_large");
 });
 
-Deno.test("POST /pods cuts off a chunked body that grows past the limit", async () => {
-  await using t = await startServer({ maxBlobBytes: 100_000 });
+test("POST /pods cuts off a chunked body that grows past the limit", async (api) => {
+  await using t = await startServer(api, { maxBlobBytes: 100_000 });
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -314,55 +311,46 @@ Deno.test("POST /pods cuts off a chunked body that grows past the limit", async 
       controller.enqueue(new Uint8Array(64_000).fill(0x61));
     },
   });
-  const response = await fetch(`${t.url}/pods`, {
+  // Node's fetch wants `duplex: "half"` for a stream body; Deno ignores it.
+  const init: RequestInit & { duplex: "half" } = {
     method: "POST",
     headers: { "Content-Type": "text/html" },
     body,
-  });
+    duplex: "half",
+  };
+  const response = await fetch(`${t.url}/pods`, init);
   await assertProblem(response, 413, "blob_too_large");
   assert.ok(sent < 64_000_000, `the whole body was sent: ${sent} bytes`);
 });
 
-Deno.test("POST /pods refuses a Content-Length over the limit without reading the body", async () => {
-  await using t = await startServer();
-  const conn = await Deno.connect({
-    hostname: "127.0.0.1",
-    port: t.server.port,
-  });
+test("POST /pods refuses a Content-Length over the limit without reading the body", async (api) => {
+  await using t = await startServer(api);
+  const conn = await RawConnection.open(t.server.port);
   try {
     // Headers only: a broker that waited for the body would never answer.
-    await conn.write(new TextEncoder().encode(
+    await conn.write(
       `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\n` +
-        `Content-Length: ${DEFAULT_MAX_BLOB_BYTES + 1}\r\n\r\n`,
-    ));
-    const buffer = new Uint8Array(4096);
-    let text = "";
-    const deadline = setTimeout(() => conn.close(), 5000);
-    try {
-      while (!text.includes("blob_too_large")) {
-        const n = await conn.read(buffer);
-        if (n === null) break;
-        text += new TextDecoder().decode(buffer.subarray(0, n));
-      }
-    } finally {
-      clearTimeout(deadline);
-    }
+        `Content-Length: ${api.DEFAULT_MAX_BLOB_BYTES + 1}\r\n\r\n`,
+    );
+    const text = await conn.readUntil((text) =>
+      text.includes("blob_too_large")
+    );
     assert.match(text, /^HTTP\/1\.1 413 /);
     assert.match(text, /"code":"blob_too_large"/);
   } finally {
-    try {
-      conn.close();
-    } catch { /* closed by the deadline */ }
+    await conn.close();
   }
 });
 
-Deno.test("GET /:id sends the pod headers; HEAD sends them without a body", async () => {
-  await using t = await startServer();
-  const pod = await signedPod();
+test("GET /:id sends the pod headers; HEAD sends them without a body", async (api) => {
+  await using t = await startServer(api);
+  const pod = await signedPod(api);
   const created = await (await upload(t.url, pod)).json();
+  const etags: (string | null)[] = [];
   for (const method of ["GET", "HEAD"]) {
     const response = await fetch(created.url, { method });
     assert.equal(response.status, 200);
+    etags.push(response.headers.get("ETag"));
     const csp = response.headers.get("Content-Security-Policy")!;
     assert.ok(csp.startsWith(SANDBOX_POLICY + ", "), csp);
     assert.ok(
@@ -393,11 +381,13 @@ Deno.test("GET /:id sends the pod headers; HEAD sends them without a body", asyn
     const body = new Uint8Array(await response.arrayBuffer());
     assert.equal(body.length, method === "HEAD" ? 0 : pod.length);
   }
+  assert.match(etags[0] ?? "", /^"[A-Za-z0-9_-]{43}"$/);
+  assert.equal(etags[1], etags[0]);
 });
 
-Deno.test("GET /:id answers 304 to a matching If-None-Match, with the ETag and sandbox", async () => {
-  await using t = await startServer();
-  const created = await (await upload(t.url, await signedPod())).json();
+test("GET /:id answers 304 to a matching If-None-Match, with the ETag and sandbox", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(t.url, await signedPod(api))).json();
   const first = await fetch(created.url);
   await first.body?.cancel();
   const etag = first.headers.get("ETag")!;
@@ -423,14 +413,12 @@ Deno.test("GET /:id answers 304 to a matching If-None-Match, with the ETag and s
   await miss.body?.cancel();
 });
 
-Deno.test("GET /:id answers 404 pod_not_found, not touching the registry for a malformed id", async () => {
-  const registry = new RecordingRegistry();
-  await using t = await startServer({ registry });
-  await assertProblem(
-    await fetch(`${t.url}/AAAAAAAAAAAA`),
-    404,
-    "pod_not_found",
-  );
+test("GET /:id answers 404 pod_not_found, not touching the registry for a malformed id", async (api) => {
+  const registry = recordingRegistry(api);
+  await using t = await startServer(api, { registry });
+  const missing = await fetch(`${t.url}/AAAAAAAAAAAA`);
+  assert.equal(missing.statusText, "Not Found");
+  await assertProblem(missing, 404, "pod_not_found");
   await assertProblem(
     await fetch(`${t.url}/AAAAAAAAAAAA/meta`),
     404,
@@ -453,15 +441,15 @@ Deno.test("GET /:id answers 404 pod_not_found, not touching the registry for a m
   assert.equal(registry.calls.length, 2);
 });
 
-Deno.test("GET /:id still answers 200 when bumpHits fails", async () => {
-  const registry = new MemoryRegistry();
+test("GET /:id still answers 200 when bumpHits fails", async (api) => {
+  const registry = new api.MemoryRegistry();
   let bumps = 0;
   registry.bumpHits = () => {
     bumps++;
     return Promise.reject(new Error("read-only"));
   };
-  await using t = await startServer({ registry });
-  const created = await (await upload(t.url, await signedPod())).json();
+  await using t = await startServer(api, { registry });
+  const created = await (await upload(t.url, await signedPod(api))).json();
   const response = await fetch(created.url);
   assert.equal(response.status, 200);
   await response.body?.cancel();
@@ -469,8 +457,8 @@ Deno.test("GET /:id still answers 200 when bumpHits fails", async () => {
   assert.equal(bumps, 1);
 });
 
-Deno.test("Wrong methods get 405 with Allow; unknown paths 404; /signal without upgrade 426", async () => {
-  await using t = await startServer();
+test("Wrong methods get 405 with Allow; unknown paths 404; /signal without upgrade 426", async (api) => {
+  await using t = await startServer(api);
   const cases: [string, string, string][] = [
     ["GET", "/pods", "POST, OPTIONS"],
     ["DELETE", "/pods", "POST, OPTIONS"],
@@ -491,9 +479,9 @@ Deno.test("Wrong methods get 405 with Allow; unknown paths 404; /signal without 
   await assertProblem(signal, 426, "upgrade_required");
 });
 
-Deno.test("CORS: /pods, /meta and /health allow any origin, errors and preflight included", async () => {
-  await using t = await startServer();
-  const created = await (await upload(t.url, await signedPod())).json();
+test("CORS: /pods, /meta and /health allow any origin, errors and preflight included", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(t.url, await signedPod(api))).json();
   const origin = { Origin: "https://tool.example" };
   for (const path of ["/health", `/${created.id}/meta`, "/AAAAAAAAAAAA/meta"]) {
     const response = await fetch(`${t.url}${path}`, { headers: origin });
@@ -535,14 +523,13 @@ Deno.test("CORS: /pods, /meta and /health allow any origin, errors and preflight
   await pod.body?.cancel();
 });
 
-Deno.test("GET /health reports status, version, uptime and signaling figures", async () => {
-  await using t = await startServer();
+test("GET /health reports status, version, uptime and signaling figures", async (api) => {
+  await using t = await startServer(api);
   const response = await fetch(`${t.url}/health`);
   assert.equal(response.status, 200);
   const health = await response.json();
-  const { version } = JSON.parse(
-    await Deno.readTextFile(new URL("../deno.json", import.meta.url)),
-  );
+  // deno.json's version, read by the harness (the npm build copies it).
+  const version = api.version;
   assert.deepEqual(Object.keys(health), [
     "status",
     "version",
@@ -561,20 +548,20 @@ Deno.test("GET /health reports status, version, uptime and signaling figures", a
   assert.deepEqual(health.origins, []);
 });
 
-Deno.test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", async () => {
-  const pod = await signedPod();
+test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", async (api) => {
+  const pod = await signedPod(api);
   const forwarded = {
     "Content-Type": "text/html",
     "X-Forwarded-Proto": "https",
     "X-Forwarded-Host": "pods.example",
   };
   {
-    await using t = await startServer();
+    await using t = await startServer(api);
     const created = await (await upload(t.url, pod, forwarded)).json();
     assert.equal(created.url, `${t.url}/${created.id}`);
   }
   {
-    await using t = await startServer({ trustProxy: true });
+    await using t = await startServer(api, { trustProxy: true });
     const response = await upload(t.url, pod, forwarded);
     const created = await response.json();
     assert.equal(created.url, `https://pods.example/${created.id}`);
@@ -586,7 +573,7 @@ Deno.test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", a
     await got.body?.cancel();
   }
   {
-    await using t = await startServer({
+    await using t = await startServer(api, {
       baseUrl: "https://short.example/",
       trustProxy: true,
     });
@@ -597,15 +584,15 @@ Deno.test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", a
   }
 });
 
-Deno.test("podHeaderOptions replace the content policy, Permissions-Policy and sandbox tokens", async () => {
-  await using t = await startServer({
+test("podHeaderOptions replace the content policy, Permissions-Policy and sandbox tokens", async (api) => {
+  await using t = await startServer(api, {
     podHeaderOptions: {
       csp: "default-src 'none'; frame-ancestors https://embed.example",
       permissionsPolicy: "camera=(self)",
       sandbox: "allow-scripts",
     },
   });
-  const created = await (await upload(t.url, await signedPod())).json();
+  const created = await (await upload(t.url, await signedPod(api))).json();
   const response = await fetch(created.url);
   await response.body?.cancel();
   assert.equal(
@@ -615,8 +602,8 @@ Deno.test("podHeaderOptions replace the content policy, Permissions-Policy and s
   assert.equal(response.headers.get("Permissions-Policy"), "camera=(self)");
 });
 
-Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-range options", () => {
-  const registry = new MemoryRegistry();
+test("createSignalServer() refuses allow-same-origin and unknown or out-of-range options", (api) => {
+  const registry = new api.MemoryRegistry();
   const cases: [Record<string, unknown>, RegExp][] = [
     [
       { podHeaderOptions: { sandbox: "allow-scripts allow-same-origin" } },
@@ -635,10 +622,10 @@ Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-
   for (const [options, message] of cases) {
     assert.throws(
       () =>
-        createSignalServer({
+        api.createSignalServer({
           registry,
           port: 0,
-          logger: silentLogger,
+          logger: api.silentLogger,
           ...options,
         }),
       (error: Error) =>
@@ -647,26 +634,28 @@ Deno.test("createSignalServer() refuses allow-same-origin and unknown or out-of-
     );
   }
   assert.throws(
-    () => createSignalServer({ registry: {} as Registry, port: 0 }),
+    () => api.createSignalServer({ registry: {} as Registry, port: 0 }),
     /registry/,
   );
+  return Promise.resolve();
 });
 
-Deno.test("SqliteRegistry: a new server on the same data dir serves what the old one stored", async () => {
-  const dataDir = await Deno.makeTempDir();
-  const pod = await signedPod(SAMPLE_HTML, { name: "Kept" });
+test("SqliteRegistry: a new server on the same data dir serves what the old one stored", async (api) => {
+  await using dir = await tempDir();
+  const dataDir = dir.path;
+  const pod = await signedPod(api, SAMPLE_HTML, { name: "Kept" });
   let created;
   {
-    const registry = new SqliteRegistry({ dataDir });
-    await using t = await startServer({ registry });
+    const registry = new api.SqliteRegistry({ dataDir });
+    await using t = await startServer(api, { registry });
     created = await (await upload(t.url, pod)).json();
     await (await fetch(`${t.url}/${created.id}`)).arrayBuffer();
     await t.server.close();
     registry.close();
   }
-  const registry = new SqliteRegistry({ dataDir });
+  const registry = new api.SqliteRegistry({ dataDir });
   try {
-    await using t = await startServer({ registry });
+    await using t = await startServer(api, { registry });
     const got = await fetch(`${t.url}/${created.id}`);
     assert.equal(got.status, 200);
     assert.deepEqual(new Uint8Array(await got.arrayBuffer()), pod);
@@ -674,27 +663,36 @@ Deno.test("SqliteRegistry: a new server on the same data dir serves what the old
     assert.equal(meta.name, "Kept");
     assert.equal(meta.blobSize, pod.length);
     assert.ok(meta.hits >= 1);
+    // And the registry itself, without a server.
+    await t.server.close();
+    assert.equal((await registry.getRecord(created.id))?.blobSize, pod.length);
+    assert.deepEqual(await registry.getBlob(created.id), pod);
   } finally {
     registry.close();
   }
 });
 
-Deno.test("POST /pods accepts a pod signed with a key from openssl genpkey", async () => {
-  const dir = await Deno.makeTempDir();
-  const keyFile = `${dir}/openssl.pem`;
-  const made = await new Deno.Command("openssl", {
-    args: ["genpkey", "-algorithm", "ed25519", "-out", keyFile],
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-  const seed = decodePrivateKeyPem(await Deno.readTextFile(keyFile));
-  await using t = await startServer();
-  const response = await upload(t.url, await signedPod(SAMPLE_HTML, {}, seed));
+test("POST /pods accepts a pod signed with a key from openssl genpkey", async (api) => {
+  await using dir = await tempDir();
+  const keyFile = join(dir.path, "openssl.pem");
+  const made = await runCommand("openssl", [
+    "genpkey",
+    "-algorithm",
+    "ed25519",
+    "-out",
+    keyFile,
+  ]);
+  assert.equal(made.code, 0, made.stderr);
+  const seed = api.decodePrivateKeyPem(await readFile(keyFile, "utf8"));
+  await using t = await startServer(api);
+  const response = await upload(
+    t.url,
+    await signedPod(api, SAMPLE_HTML, {}, seed),
+  );
   assert.equal(response.status, 201);
   const created = await response.json();
   assert.equal(
     created.ownerPubkey,
-    encodeBase64Url(await publicKeyFromSeed(seed)),
+    base64Url(await api.publicKeyFromSeed(seed)),
   );
 });

@@ -1,0 +1,31 @@
+// The contract suite: every case, in the order both runtimes run them.
+// tests/contract_deno_test.ts registers them against the Deno server;
+// tests/contract_node_test.ts runs them on Node 22 against the installed npm
+// package. Importing this module defines the cases and runs nothing.
+import type { ContractCase } from "./_support.ts";
+import { CLI_CASES } from "./cli.ts";
+import { HTTP_CASES } from "./http.ts";
+import { ICE_CASES } from "./ice.ts";
+import { OPERATOR_CASES } from "./operator.ts";
+import { SIGNALING_CASES } from "./signaling.ts";
+import { UPLOAD_CASES } from "./uploads.ts";
+
+export type { ContractApi, ContractCase, Runtime } from "./_support.ts";
+
+/** Every case of the suite; names are unique. */
+export const CASES: readonly ContractCase[] = [
+  ...HTTP_CASES,
+  ...UPLOAD_CASES,
+  ...OPERATOR_CASES,
+  ...SIGNALING_CASES,
+  ...ICE_CASES,
+  ...CLI_CASES,
+];
+
+const names = new Set<string>();
+for (const { name } of CASES) {
+  if (names.has(name)) {
+    throw new Error(`Cannot define the suite: '${name}' twice`);
+  }
+  names.add(name);
+}

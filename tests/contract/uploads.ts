@@ -1,0 +1,135 @@
+// Hostile-load limits of uploads (issue 11): the in-flight budget, the
+// progress deadline, memory that grows with received bytes only. Runs on
+// Deno and on the npm package under Node 22 (see _support.ts); the raw
+// responses are read with either framing (Deno.serve sends Content-Length,
+// node:http may send chunks).
+import assert from "node:assert/strict";
+import process from "node:process";
+import {
+  collect,
+  parseRawResponse,
+  RawConnection,
+  signedPod,
+  sleep,
+  startServer,
+  until,
+  upload,
+} from "./_support.ts";
+
+const { cases, test } = collect();
+
+/** The upload limit cases. */
+export const UPLOAD_CASES = cases;
+
+/** A raw connection that announced an upload and sent `sent` of it. */
+async function announce(
+  port: number,
+  contentLength: number,
+  sent: string | Uint8Array,
+): Promise<RawConnection> {
+  const conn = await RawConnection.open(port);
+  await conn.write(
+    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${contentLength}\r\n\r\n`,
+  );
+  await conn.write(sent);
+  return conn;
+}
+
+function statusOf(head: string): number {
+  return parseRawResponse(head).status;
+}
+
+test("uploads: 200 slow announcers against a small budget get 503 busy; /health and uploads go on", async (api) => {
+  const announced = 50_000_000;
+  await using t = await startServer(api, {
+    maxUploadBytesInFlight: 2 * announced,
+    uploadTimeoutMs: 60_000,
+  });
+  const rssBefore = process.memoryUsage().rss;
+  const slow: RawConnection[] = [];
+  for (let i = 0; i < 200; i++) {
+    slow.push(await announce(t.server.port, announced, "<"));
+  }
+  // The two that fit hold the budget; every other one is refused at once.
+  const refused = slow.slice(2);
+  await until(() => refused.every((c) => /"code":"busy"/.test(c.text())));
+  for (const c of refused) {
+    assert.equal(statusOf(c.text()), 503, c.text().slice(0, 200));
+    assert.match(c.text(), /\r\nretry-after: 2\r\n/i);
+  }
+  assert.ok(slow.slice(0, 2).every((c) => c.text() === ""));
+  const health = await fetch(`${t.url}/health`, {
+    signal: AbortSignal.timeout(5_000),
+  });
+  assert.equal(health.status, 200);
+  await health.body?.cancel();
+  // Nothing was allocated on the announcers' word (200 x 50 MB).
+  const grown = process.memoryUsage().rss - rssBefore;
+  assert.ok(grown < 200 * 1024 * 1024, `RSS grew by ${grown} bytes`);
+  // Once the holders go away, the budget is free again.
+  await Promise.all(slow.map((c) => c.close()));
+  let accepted = 0;
+  for (let attempt = 0; attempt < 50 && accepted === 0; attempt++) {
+    const response = await upload(t.url, await signedPod(api));
+    if (response.status === 201) accepted++;
+    await response.body?.cancel();
+    if (accepted === 0) await sleep(50);
+  }
+  assert.equal(accepted, 1);
+});
+
+test("uploads: 8 concurrent large uploads against a budget of 2 get busy, the others land", async (api) => {
+  const pod = await signedPod(
+    api,
+    `<!doctype html><p>${"x".repeat(2 * 1024 * 1024)}</p>`,
+  );
+  await using t = await startServer(api, {
+    maxUploadBytesInFlight: 2 * pod.length,
+    uploadTimeoutMs: 30_000,
+  });
+  // Eight uploads announce their length and send half; two fit the budget.
+  const half = pod.subarray(0, pod.length / 2);
+  const uploads: RawConnection[] = [];
+  for (let i = 0; i < 8; i++) {
+    uploads.push(await announce(t.server.port, pod.length, half));
+  }
+  // Six are refused at once, before their bodies are read.
+  await until(() =>
+    uploads.filter((u) => statusOf(u.text()) !== 0).length === 6
+  );
+  const waiting = uploads.filter((u) => statusOf(u.text()) === 0);
+  assert.equal(waiting.length, 2);
+  for (const u of uploads) {
+    if (!waiting.includes(u)) assert.equal(statusOf(u.text()), 503);
+  }
+  // The two accepted ones finish normally.
+  const rest = pod.subarray(pod.length / 2);
+  for (const u of waiting) await u.write(rest);
+  await until(() => waiting.every((u) => parseRawResponse(u.text()).complete));
+  for (const u of waiting) {
+    assert.equal(statusOf(u.text()), 201, u.text());
+    const id = /"id":"([A-Za-z0-9]{12})"/.exec(u.text())![1];
+    const got = new Uint8Array(
+      await (await fetch(`${t.url}/${id}`)).arrayBuffer(),
+    );
+    assert.deepEqual(got, pod);
+  }
+  await Promise.all(uploads.map((u) => u.close()));
+});
+
+test(
+  "uploads: a stalled upload gets 408 upload_timeout and holds no budget after",
+  async (api) => {
+    await using t = await startServer(api, { uploadTimeoutMs: 300 });
+    const stalled = await announce(t.server.port, 10_000, "<!doctype html>");
+    await until(() => parseRawResponse(stalled.text()).complete);
+    await stalled.close();
+    const head = stalled.text();
+    assert.equal(statusOf(head), 408, head);
+    assert.match(head, /"code":"upload_timeout"/);
+    assert.match(head, /application\/problem\+json/);
+    const ok = await upload(t.url, await signedPod(api));
+    assert.equal(ok.status, 201);
+    await ok.body?.cancel();
+  },
+);
