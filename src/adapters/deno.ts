@@ -88,9 +88,9 @@ export function createSignalServer(
 /** Sockets the broker is closing, each with its "input arrived" callback. */
 const quieting = new WeakMap<WebSocket, () => void>();
 /** How long a closing socket's input must pause before the close frame goes. */
-const QUIET_MS = 50;
+const QUIET_MS = 200;
 /** The longest a closing socket's input is read and dropped. */
-const QUIET_DEADLINE_MS = 1_000;
+const QUIET_DEADLINE_MS = 2_000;
 
 /**
  * Closes `socket` once its client pauses sending, or at a deadline, reading
