@@ -26,6 +26,8 @@ export const PACKAGE_NAME = "pod-broker";
 const NODE_ENGINES = ">=22.13";
 /** Files of `src/` that only Deno can run; the Node build leaves them out. */
 const DENO_ONLY = new Set(["mod.ts", "adapters/deno.ts"]);
+/** The browser client (`pod-broker/client`), compiled with the DOM's types. */
+const CLIENT_DIR = "client";
 /** The npm entry point, standing in for `mod.ts`. */
 const NODE_ENTRY = "mod_node.ts";
 /** Tools the build needs, with versions taken from `deno.json` "imports". */
@@ -105,6 +107,10 @@ export async function buildNpm(): Promise<BuildResult> {
     devDependencies,
   });
   await writeJson(join(NPM_DIR, "tsconfig.json"), tsconfig(config));
+  await writeJson(
+    join(NPM_DIR, "tsconfig.client.json"),
+    clientTsconfig(config),
+  );
   for (const file of EXTRA_FILES) {
     try {
       await Deno.copyFile(join(ROOT, file), join(NPM_DIR, file));
@@ -128,11 +134,10 @@ export async function buildNpm(): Promise<BuildResult> {
   ], NPM_DIR);
 
   log("Compiling with TypeScript against Node's types");
-  await run("node", [
-    join(NPM_DIR, "node_modules/typescript/bin/tsc"),
-    "-p",
-    "tsconfig.json",
-  ], NPM_DIR);
+  const tsc = join(NPM_DIR, "node_modules/typescript/bin/tsc");
+  await run("node", [tsc, "-p", "tsconfig.json"], NPM_DIR);
+  log("Compiling the browser client against the DOM's types");
+  await run("node", [tsc, "-p", "tsconfig.client.json"], NPM_DIR);
   await fixDeclarations(join(NPM_DIR, "esm"));
   await Deno.chmod(join(NPM_DIR, `${entry}.js`), 0o755);
 
@@ -252,6 +257,22 @@ function tsconfig(config: DenoConfig): unknown {
       newLine: "lf",
     },
     include: ["src"],
+    exclude: [`src/${CLIENT_DIR}`],
+  };
+}
+
+/** The browser client's compiler options: the DOM's globals, no Node. */
+function clientTsconfig(config: DenoConfig): unknown {
+  const base = tsconfig(config) as {
+    compilerOptions: Record<string, unknown>;
+  };
+  return {
+    compilerOptions: {
+      ...base.compilerOptions,
+      lib: ["ES2024", "DOM", "DOM.Iterable"],
+      types: [],
+    },
+    include: [`src/${CLIENT_DIR}`],
   };
 }
 

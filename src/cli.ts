@@ -48,9 +48,10 @@ Usage:
   pod-broker verify POD.html            check a signed pod
   pod-broker publish --broker URL [--key FILE] [--name NAME] POD.html
                                         sign (with a fresh key if none) and upload
-  pod-broker list --data-dir D [--owner KEY]
+  pod-broker list (--data-dir D | --registry postgres --database-url URL) [--owner KEY]
                                         the stored pods, one JSON record a line
-  pod-broker delete ID --data-dir D     take a pod down: its URL answers 410
+  pod-broker delete ID (--data-dir D | --registry postgres --database-url URL)
+                                        take a pod down: its URL answers 410
 
 Serve options:
 ${serveHelp()}
@@ -119,6 +120,7 @@ async function serve(
   const registry = await openRegistry(
     kind,
     values["data-dir"] as string | undefined,
+    { databaseUrl: values["database-url"] as string | undefined },
   );
   let server: SignalServer;
   let bus: Bus | undefined;

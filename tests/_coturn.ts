@@ -41,10 +41,18 @@ export interface CoturnOptions {
   ip?: string;
   /** Relaying to loopback peers, needed when everything is on 127.0.0.1. */
   allowLoopbackPeers?: boolean;
+  /** The port to listen on (a coturn started again at the same URL). @default {a free one} */
+  port?: number;
+  /**
+   * A whole configuration instead of the test one, given the port and the
+   * temp dir; the harness appends its own `log-file`, `pidfile`, `userdb`
+   * and `verbose`, and waits for TCP on `ip:port`.
+   */
+  config?: (port: number, dir: string) => string | Promise<string>;
 }
 
 /** A port that is free for both TCP and UDP on `ip` right now. */
-async function freePort(ip: string): Promise<number> {
+export async function freePort(ip: string): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const tcp = Deno.listen({ hostname: ip, port: 0 });
     const { port } = tcp.addr as Deno.NetAddr;
@@ -64,29 +72,34 @@ async function freePort(ip: string): Promise<number> {
 export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
   const ip = options.ip ?? "127.0.0.1";
   const dir = await Deno.makeTempDir({ prefix: "coturn-" });
-  const port = await freePort(ip);
+  const port = options.port ?? await freePort(ip);
   const logFile = `${dir}/turn.log`;
-  const config = [
-    `listening-ip=${ip}`,
-    `listening-port=${port}`,
-    `relay-ip=${ip}`,
-    "min-port=40000",
-    "max-port=44999",
-    "use-auth-secret",
-    `static-auth-secret=${options.secret}`,
-    "realm=pod-broker.test",
-    ...(options.allowLoopbackPeers ? ["allow-loopback-peers"] : []),
-    "no-cli",
-    "no-tls",
-    "no-dtls",
-    "fingerprint",
-    "no-multicast-peers",
+  const own = [
     `log-file=${logFile}`,
     "simple-log",
     "verbose",
     `pidfile=${dir}/turn.pid`,
     `userdb=${dir}/turndb`,
-  ].join("\n");
+  ];
+  const config = options.config
+    ? [await options.config(port, dir), ...own].join("\n")
+    : [
+      `listening-ip=${ip}`,
+      `listening-port=${port}`,
+      `relay-ip=${ip}`,
+      "min-port=40000",
+      "max-port=44999",
+      "use-auth-secret",
+      `static-auth-secret=${options.secret}`,
+      "realm=pod-broker.test",
+      ...(options.allowLoopbackPeers ? ["allow-loopback-peers"] : []),
+      "no-cli",
+      "no-tls",
+      "no-dtls",
+      "fingerprint",
+      "no-multicast-peers",
+      ...own,
+    ].join("\n");
   await Deno.writeTextFile(`${dir}/turnserver.conf`, config + "\n", {
     mode: 0o600,
   });
@@ -135,12 +148,17 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
   return { port, log, stop, [Symbol.asyncDispose]: stop };
 }
 
-/** Runs `turnutils_uclient` against `ip:port` with these credentials. */
+/**
+ * Runs `turnutils_uclient` against `ip:port` with these credentials: two
+ * clients allocate and relay to each other; `flags` adds to that (`-S -t`:
+ * TLS over TCP).
+ */
 export async function allocate(
   ip: string,
   port: number,
   username: string,
   password: string,
+  flags: string[] = [],
 ): Promise<{ ok: boolean; output: string }> {
   const { code, stdout, stderr } = await new Deno.Command(UCLIENT, {
     // -y: two clients relaying to each other through their allocations;
@@ -157,6 +175,7 @@ export async function allocate(
       "-m",
       "1",
       "-y",
+      ...flags,
       ip,
     ],
     stdin: "null",

@@ -4,6 +4,7 @@
 //   loopback   (inside a loopback-only namespace) two contexts forced to
 //              iceTransportPolicy "relay" chat through coturn with only what
 //              `joined.iceServers` gave them; without TURN they cannot.
+//   restart    (same) the relay goes away mid-chat: ICE restart recovers.
 //   hub IP     coturn and a broker on IP; uploads the chat pod, prints
 //              "ready URL", runs until its standard input closes.
 //   peer URL   one browser opens URL and chats with the peer in the other
@@ -219,6 +220,82 @@ async function loopback(): Promise<void> {
   }
 }
 
+/**
+ * ICE restart: the relay the pair uses goes away (coturn is replaced by a
+ * fresh one at the same URL, without the old allocations). The connection
+ * fails, the side that offered restarts ICE, and the chat goes on through
+ * new relay candidates.
+ */
+async function restart(): Promise<void> {
+  const secret = `secret-${crypto.randomUUID()}`;
+  const first = await startCoturn({ secret, allowLoopbackPeers: true });
+  const port = first.port;
+  let second: Awaited<ReturnType<typeof startCoturn>> | undefined;
+  const browser = await launch();
+  const server = await createSignalServer({
+    registry: new MemoryRegistry(),
+    port: 0,
+    hostname: "127.0.0.1",
+    logger: silentLogger,
+    turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 3600 },
+  });
+  try {
+    const url = `${await uploadChat(
+      `http://127.0.0.1:${server.port}`,
+    )}#restart-${crypto.randomUUID().slice(0, 8)}`;
+    const a = await openChat(browser, url, true);
+    const b = await openChat(browser, url, true);
+    await openPeer(a, b.id).waitFor(WAIT);
+    await openPeer(b, a.id).waitFor(WAIT);
+    await say(a, "before the relay went away", b);
+    const before = await pairOf(b, a.id);
+    assert.deepEqual(before, { local: "relay", remote: "relay" });
+
+    await first.stop();
+    const lostAt = performance.now();
+    second = await startCoturn({ secret, allowLoopbackPeers: true, port });
+    // b joined last, so b offered, and b restarts ICE.
+    await b.page.locator("#log .note", { hasText: "restarting ICE" }).waitFor({
+      timeout: 60_000,
+    });
+    const failedAfterMs = performance.now() - lostAt;
+    await say(b, "after the ICE restart", a);
+    await say(a, "and back", b);
+    const recoveredAfterMs = performance.now() - lostAt;
+    // One restart, by the side that offered; nobody gave up.
+    const notes = async (tab: Tab) =>
+      await tab.page.locator("#log .note").allTextContents();
+    const restarts = (await notes(b)).filter((n) => /restarting ICE/.test(n));
+    assert.equal(restarts.length, 1, restarts.join("\n"));
+    assert.deepEqual(
+      (await notes(a)).filter((n) => /restarting ICE|failed/.test(n)),
+      [],
+    );
+    const after = await pairOf(b, a.id);
+    assert.deepEqual(after, { local: "relay", remote: "relay" });
+    // The new path runs through the new coturn.
+    assert.match(await second.log(), /ALLOCATE processed, success/);
+    assert.deepEqual([...a.violations, ...b.violations], []);
+    console.log(
+      `result ${
+        JSON.stringify({
+          mode: "restart",
+          note: restarts[0],
+          before,
+          after,
+          failedAfterMs: Math.round(failedAfterMs),
+          recoveredAfterMs: Math.round(recoveredAfterMs),
+        })
+      }`,
+    );
+  } finally {
+    await browser.close();
+    await server.close();
+    await first.stop();
+    await second?.stop();
+  }
+}
+
 /** The hub namespace: coturn and the broker on `ip`. */
 async function hub(ip: string): Promise<void> {
   const secret = `secret-${crypto.randomUUID()}`;
@@ -279,6 +356,7 @@ async function peer(url: string, name: string): Promise<void> {
 
 const [mode, arg, name] = Deno.args;
 if (mode === "loopback") await loopback();
+else if (mode === "restart") await restart();
 else if (mode === "hub" && arg) await hub(arg);
 else if (mode === "peer" && arg) await peer(arg, name ?? "peer");
 else throw new Error(`Cannot run: unknown mode '${mode}'`);

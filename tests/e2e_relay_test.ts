@@ -3,6 +3,7 @@
 //
 // 1. Loopback-only namespace: relay-only browsers chat through coturn with
 //    the credentials from `joined`, relay to relay; without TURN they cannot.
+//    When the relay goes away mid-chat, an ICE restart recovers.
 // 2. Separate networks (root only): two namespaces, each joined by a veth to
 //    a third that runs coturn and the broker with forwarding off. The
 //    browsers reach the hub but not each other: they chat through the relay.
@@ -53,30 +54,48 @@ const journey = (...args: string[]) => [
   ...args,
 ];
 
+/** Runs the journey's `mode` in a loopback-only namespace (as root). */
+async function inLoopback(mode: string): Promise<Record<string, unknown>> {
+  // Fetch every module first: the namespace has no route to any registry.
+  const cached = await run(Deno.execPath(), ["cache", JOURNEY]);
+  assert.equal(cached.code, 0, cached.output);
+  const command = journey(mode);
+  const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
+    .join(" ");
+  const result = isRoot
+    ? await run("unshare", [
+      "-n",
+      "sh",
+      "-c",
+      `ip link set lo up && exec ${quoted}`,
+    ])
+    : await run(command[0]!, command.slice(1));
+  assert.equal(result.code, 0, result.output);
+  assert.match(result.output, /relay journey ok/);
+  const [summary] = results(result.output);
+  assert.ok(summary, result.output);
+  return summary;
+}
+
 Deno.test({
   name:
     "relay: relay-only browsers chat through coturn with broker-minted credentials, and not without TURN",
   ignore: !have && !inCi,
   async fn() {
     assert.ok(have, "Chromium and coturn are needed");
-    // Fetch every module first: the namespace has no route to any registry.
-    const cached = await run(Deno.execPath(), ["cache", JOURNEY]);
-    assert.equal(cached.code, 0, cached.output);
-    const command = journey("loopback");
-    const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
-      .join(" ");
-    const result = isRoot
-      ? await run("unshare", [
-        "-n",
-        "sh",
-        "-c",
-        `ip link set lo up && exec ${quoted}`,
-      ])
-      : await run(command[0]!, command.slice(1));
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /relay journey ok/);
-    const [summary] = results(result.output);
+    const summary = await inLoopback("loopback");
     console.log(`relay-only over loopback: ${JSON.stringify(summary)}`);
+  },
+});
+
+Deno.test({
+  name:
+    "relay: when the relay goes away mid-chat, the offering side restarts ICE and the chat goes on",
+  ignore: !have && !inCi,
+  async fn() {
+    assert.ok(have, "Chromium and coturn are needed");
+    const summary = await inLoopback("restart");
+    console.log(`ICE restart: ${JSON.stringify(summary)}`);
   },
 });
 

@@ -4,7 +4,12 @@ import { join } from "node:path";
 import { MemoryRegistry } from "../src/registries/memory.ts";
 import { SqliteRegistry } from "../src/registries/sqlite.ts";
 import type { PodRecord, Registry } from "../src/types.ts";
-import { registryContract, sampleRecord } from "./_registry_contract.ts";
+import {
+  assertSameBytes,
+  pseudoRandomBytes,
+  registryContract,
+  sampleRecord,
+} from "./_registry_contract.ts";
 
 /** The smallest custom registry: four methods over a map. */
 export function minimalRegistry(): Registry {
@@ -84,6 +89,24 @@ Deno.test("SqliteRegistry.deletePod() removes the record and the blob file", asy
     assert.equal(existsSync(file), false);
     assert.equal(await registry.getRecord("delete000001"), null);
     assert.equal(await registry.deletePod("delete000001"), false);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry: a stream opened before deletePod() still reads the whole blob", async () => {
+  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+  try {
+    const blob = pseudoRandomBytes(3 * 256 * 1024 + 11, 4);
+    await registry.putPod(sampleRecord("reading00001", blob), blob);
+    const stream = await registry.getBlobStream("reading00001");
+    assert.equal(await registry.deletePod("reading00001"), true);
+    assert.equal(await registry.getBlobStream("reading00001"), null);
+    assertSameBytes(
+      new Uint8Array(await new Response(stream).arrayBuffer()),
+      blob,
+      "the stream opened before",
+    );
   } finally {
     registry.close();
   }

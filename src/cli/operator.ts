@@ -15,6 +15,7 @@ import { UsageError } from "./usage_error.ts";
 const REGISTRY_FLAGS = {
   registry: { type: "string" },
   "data-dir": { type: "string" },
+  "database-url": { type: "string" },
 } as const;
 
 /** `list --data-dir D [--owner KEY]`: one JSON record a line, oldest first. */
@@ -65,7 +66,7 @@ export async function deleteCommand(args: string[]): Promise<number> {
 }
 
 async function openOperatorRegistry(
-  values: { registry?: string; "data-dir"?: string },
+  values: { registry?: string; "data-dir"?: string; "database-url"?: string },
 ): Promise<Registry> {
   const kind = values.registry ?? "sqlite";
   if (kind === "memory") {
@@ -73,5 +74,7 @@ async function openOperatorRegistry(
       "Cannot use --registry memory here: it lives inside one broker process",
     );
   }
-  return await openRegistry(kind, values["data-dir"]);
+  return await openRegistry(kind, values["data-dir"], {
+    databaseUrl: values["database-url"],
+  });
 }

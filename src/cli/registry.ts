@@ -13,29 +13,44 @@ import { SqliteRegistry } from "../registries/sqlite.ts";
 import type { Registry } from "../types.ts";
 import { UsageError } from "./usage_error.ts";
 
+/** Where the registry of `--registry postgres` is, besides `--data-dir`. */
+export interface RegistryLocation {
+  /** The `--database-url` value. */
+  databaseUrl?: string | undefined;
+  /** The environment (`DATABASE_URL`). @default {process.env} */
+  env?: Record<string, string | undefined>;
+}
+
 /**
- * The registry of `kind` ("memory" or "sqlite").
+ * The registry of `kind` ("memory", "sqlite" or "postgres").
  *
  * @param kind The `--registry` value.
  * @param dataDir The `--data-dir` value.
- * @returns The opened registry.
- * @throws {UsageError} For an unknown kind, a missing or unwritable directory.
+ * @param location The `--database-url` value and the environment.
+ * @returns The opened registry (for postgres: connected and migrated).
+ * @throws {UsageError} For an unknown kind, a flag of another kind, a
+ * missing or unwritable directory, a missing, malformed or unreachable
+ * database (the URL, which may hold a password, is never shown).
  */
-export function openRegistry(
+export async function openRegistry(
   kind: string,
   dataDir: string | undefined,
+  location: RegistryLocation = {},
 ): Promise<Registry> {
-  if (kind === "memory") {
-    if (dataDir !== undefined) {
-      throw new UsageError("--data-dir needs --registry sqlite");
-    }
-    return Promise.resolve(new MemoryRegistry());
-  }
-  if (kind !== "sqlite") {
+  const { databaseUrl, env = process.env } = location;
+  if (kind !== "memory" && kind !== "sqlite" && kind !== "postgres") {
     throw new UsageError(
-      `Cannot use --registry '${kind}': expected memory or sqlite`,
+      `Cannot use --registry '${kind}': expected memory, sqlite or postgres`,
     );
   }
+  if (databaseUrl !== undefined && kind !== "postgres") {
+    throw new UsageError("--database-url needs --registry postgres");
+  }
+  if (dataDir !== undefined && kind !== "sqlite") {
+    throw new UsageError("--data-dir needs --registry sqlite");
+  }
+  if (kind === "memory") return new MemoryRegistry();
+  if (kind === "postgres") return await openPostgres(databaseUrl, env);
   if (dataDir === undefined || dataDir === "") {
     throw new UsageError("--registry sqlite needs --data-dir PATH");
   }
@@ -52,5 +67,39 @@ export function openRegistry(
       }`,
     );
   }
-  return Promise.resolve(new SqliteRegistry({ dataDir }));
+  return new SqliteRegistry({ dataDir });
+}
+
+/**
+ * A connected, migrated `PostgresRegistry` (its module, and the client, are
+ * loaded only here).
+ */
+async function openPostgres(
+  given: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<Registry> {
+  const url = given ?? env.DATABASE_URL;
+  if (url === undefined || url === "") {
+    throw new UsageError(
+      "--registry postgres needs --database-url URL or env DATABASE_URL",
+    );
+  }
+  const source = given === undefined ? "env DATABASE_URL" : "--database-url";
+  const { PostgresRegistry } = await import("../registries/postgres.ts");
+  try {
+    return await PostgresRegistry.open({ url });
+  } catch (error) {
+    // A malformed URL is not shown at all; the registry's other messages
+    // name host, port and database, never the password.
+    if (error instanceof TypeError) {
+      throw new UsageError(
+        `Cannot use ${source}: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE`,
+      );
+    }
+    const message = (error as Error).message.replace(
+      /^Cannot open PostgresRegistry: /,
+      "",
+    );
+    throw new UsageError(`Cannot use ${source}: ${message}`);
+  }
 }

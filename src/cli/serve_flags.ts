@@ -2,7 +2,7 @@
  * The `serve` command's flags, derived from the options table: the
  * `parseArgs` configuration, the `--help` lines, and the conversion of flag
  * text into `createSignalServer` options. The CLI-only flags (`--registry`,
- * `--data-dir`, `--bus`, `--redis-url`) are rows here too, with
+ * `--data-dir`, `--database-url`, `--bus`, `--redis-url`) are rows here too, with
  * {@linkcode openBus}.
  *
  * @module
@@ -29,13 +29,19 @@ interface CliOnlyFlag {
 export const CLI_ONLY_FLAGS: readonly CliOnlyFlag[] = [
   {
     flag: "registry",
-    arg: "memory|sqlite",
+    arg: "memory|sqlite|postgres",
     help: "where pods are kept (default memory)",
   },
   {
     flag: "data-dir",
     arg: "PATH",
     help: "data directory, required with sqlite",
+  },
+  {
+    flag: "database-url",
+    arg: "URL",
+    help:
+      "PostgreSQL of --registry postgres, postgres:// (or env DATABASE_URL, which keeps a password out of the process list)",
   },
   {
     flag: "bus",

@@ -1,0 +1,268 @@
+/// <reference lib="dom" />
+/**
+ * One link to one remote peer: an `RTCPeerConnection` with one negotiated
+ * data channel (id 0, so both ends may offer and there is still only one
+ * channel), negotiated with the W3C "perfect negotiation" pattern, trickle
+ * ICE with candidates queued until the remote description is set, an ICE
+ * restart when the connection fails, and framed messages: split into
+ * chunks no larger than the channel allows (at most 64 KiB), paced by the
+ * channel's `bufferedAmount`, and joined again on arrival.
+ *
+ * Frame: one header byte (bit 0: last chunk of the message; bit 1: the
+ * message is UTF-8 text; bit 2: a control message of the client), then the
+ * chunk. The channel is reliable and ordered, so chunks need no numbers.
+ *
+ * @module
+ */
+
+import type { SignalData } from "./socket.ts";
+
+/** How a peer is reached: `relayed` when either end is a TURN relay. */
+export type Route = "direct" | "relayed" | null;
+
+/** Header bit: the last chunk of a message. */
+export const LAST = 1;
+/** Header bit: the message is text. */
+export const TEXT = 2;
+/** Header bit: a control message (the hello). */
+export const CONTROL = 4;
+
+/** Largest chunk, header included. */
+const CHUNK = 65_536;
+/** Stop writing while this much is buffered in the channel. */
+const HIGH_WATER = 1 << 20;
+/** How long a link may stay unconnected (new, or failed and restarting). */
+const GIVE_UP_MS = 30_000;
+
+/** What a link needs from its room. */
+export interface LinkHost {
+  /** Sends signaling data to the link's remote peer through the broker. */
+  signal(link: Link, data: SignalData): void;
+  /** The configuration of a new connection (the current ICE servers). */
+  config(): RTCConfiguration;
+  /** The data channel opened. */
+  opened(link: Link): void;
+  /** A whole message arrived. */
+  received(link: Link, flags: number, bytes: Uint8Array<ArrayBuffer>): void;
+  /** The connection state or the route changed. */
+  changed(link: Link): void;
+  /** The link closed for good. */
+  closed(link: Link): void;
+}
+
+interface Outgoing {
+  flags: number;
+  bytes: Uint8Array;
+  at: number;
+}
+
+/** The DTLS fingerprint of an SDP: it tells one connection from another. */
+function fingerprint(sdp = ""): string | undefined {
+  return /a=fingerprint:\S+ (\S+)/.exec(sdp)?.[1];
+}
+
+/** One remote peer's connection and data channel. */
+export class Link {
+  /** The remote peer's current signaling id. */
+  sid: string;
+  /** The remote peer's stable id, once its hello arrived. */
+  id: string | null = null;
+  /** The route of the selected candidate pair, once connected. */
+  route: Route = null;
+  /** The connection. */
+  readonly pc: RTCPeerConnection;
+  /** The data channel. */
+  readonly dc: RTCDataChannel;
+  #host: LinkHost;
+  #polite: boolean;
+  #queued: RTCIceCandidateInit[] = [];
+  #chain: Promise<void> = Promise.resolve();
+  #out: Outgoing[] = [];
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  #timer?: ReturnType<typeof setTimeout>;
+  #closed = false;
+
+  /**
+   * Opens a connection and starts negotiating it.
+   *
+   * @param host The room.
+   * @param sid The remote peer's signaling id.
+   * @param polite Whether this end yields when both offer at once.
+   */
+  constructor(host: LinkHost, sid: string, polite: boolean) {
+    this.#host = host;
+    this.sid = sid;
+    this.#polite = polite;
+    const pc = new RTCPeerConnection(host.config());
+    const dc = pc.createDataChannel("pod", { negotiated: true, id: 0 });
+    this.pc = pc;
+    this.dc = dc;
+    dc.binaryType = "arraybuffer";
+    dc.bufferedAmountLowThreshold = HIGH_WATER / 4;
+    dc.onopen = () => host.opened(this);
+    dc.onclose = () => this.close();
+    dc.onbufferedamountlow = () => this.#pump();
+    dc.onmessage = (event) => this.#receive(event.data);
+    // Offers are made in the same queue as remote descriptions are applied,
+    // so a remote offer never lands while a local one is being set.
+    pc.onnegotiationneeded = () => {
+      this.#chain = this.#chain.then(async () => {
+        if (pc.signalingState !== "stable") return;
+        await pc.setLocalDescription();
+        this.#sendDescription();
+      }).catch(() => {});
+    };
+    pc.onicecandidate = ({ candidate: c }) => {
+      // Only the members the broker accepts (toJSON may add others).
+      if (c) {
+        host.signal(this, {
+          candidate: {
+            candidate: c.candidate,
+            sdpMid: c.sdpMid,
+            sdpMLineIndex: c.sdpMLineIndex,
+            usernameFragment: c.usernameFragment,
+          },
+        });
+      }
+    };
+    pc.onconnectionstatechange = () => {
+      const state = pc.connectionState;
+      if (state === "connected") {
+        clearTimeout(this.#timer);
+        this.#route();
+        const ice = pc.sctp?.transport.iceTransport;
+        if (ice) ice.onselectedcandidatepairchange = () => this.#route();
+      } else if (state === "failed") {
+        // Both ends may restart at once: perfect negotiation sorts it out.
+        pc.restartIce();
+        this.#giveUpLater();
+      } else if (state === "closed") this.close();
+      host.changed(this);
+    };
+    this.#giveUpLater();
+  }
+
+  /** Whether the data channel is open. */
+  get open(): boolean {
+    return this.dc.readyState === "open";
+  }
+
+  /** Applies signaling data from the remote peer, in arrival order. */
+  signal(data: SignalData): void {
+    this.#chain = this.#chain.then(() =>
+      data.sdp ? this.#description(data.sdp) : this.#candidate(data.candidate)
+    ).catch(() => {});
+  }
+
+  /** Queues one message, already encoded; see the module doc for flags. */
+  send(flags: number, bytes: Uint8Array): void {
+    this.#out.push({ flags, bytes, at: 0 });
+    this.#pump();
+  }
+
+  /** Closes the connection; the host hears of it once. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#out = [];
+    this.dc.close();
+    this.pc.close();
+    this.#host.closed(this);
+  }
+
+  async #description(description: RTCSessionDescriptionInit): Promise<void> {
+    const pc = this.pc;
+    // Another connection of the same peer (made across a broker restart)
+    // has its own certificate: its descriptions are not for this one.
+    if (
+      pc.remoteDescription &&
+      fingerprint(pc.remoteDescription.sdp) !== fingerprint(description.sdp)
+    ) return;
+    const offer = description.type === "offer";
+    const collision = offer && pc.signalingState !== "stable";
+    if (collision && !this.#polite) return;
+    // A polite end's own offer is rolled back implicitly.
+    await pc.setRemoteDescription(description);
+    for (const candidate of this.#queued.splice(0)) {
+      await pc.addIceCandidate(candidate).catch(() => {});
+    }
+    if (offer) {
+      await pc.setLocalDescription();
+      this.#sendDescription();
+    }
+  }
+
+  async #candidate(candidate: RTCIceCandidateInit | null | undefined) {
+    if (!candidate) return;
+    // Candidates may outrun the description they belong to.
+    if (this.pc.remoteDescription) {
+      await this.pc.addIceCandidate(candidate).catch(() => {});
+    } else this.#queued.push(candidate);
+  }
+
+  #sendDescription(): void {
+    const { type, sdp } = this.pc.localDescription!;
+    this.#host.signal(this, { sdp: { type, sdp } });
+  }
+
+  #giveUpLater(): void {
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.close(), GIVE_UP_MS);
+  }
+
+  async #route(): Promise<void> {
+    // Rejects once the connection is closed: then there is no route.
+    const stats = await this.pc.getStats().catch(() => new Map());
+    let route: Route = null;
+    stats.forEach((report) => {
+      const pair = report.type === "transport" &&
+        stats.get(report.selectedCandidatePairId);
+      if (pair) {
+        route = [pair.localCandidateId, pair.remoteCandidateId].some((id) =>
+            stats.get(id)?.candidateType === "relay"
+          )
+          ? "relayed"
+          : "direct";
+      }
+    });
+    if (route !== this.route) {
+      this.route = route;
+      this.#host.changed(this);
+    }
+  }
+
+  #pump(): void {
+    const dc = this.dc;
+    const size = Math.min(this.pc.sctp?.maxMessageSize || CHUNK, CHUNK) - 1;
+    while (this.#out[0] && this.open && dc.bufferedAmount < HIGH_WATER) {
+      const message = this.#out[0];
+      const { bytes, at } = message;
+      const end = Math.min(at + size, bytes.length);
+      const chunk = new Uint8Array(end - at + 1);
+      chunk[0] = end < bytes.length ? message.flags & ~LAST : message.flags;
+      chunk.set(bytes.subarray(at, end), 1);
+      message.at = end;
+      if (end === bytes.length) this.#out.shift();
+      dc.send(chunk);
+    }
+  }
+
+  #receive(data: unknown): void {
+    if (!(data instanceof ArrayBuffer) || !data.byteLength) return;
+    const chunk = new Uint8Array(data);
+    this.#parts.push(chunk.subarray(1));
+    this.#size += chunk.length - 1;
+    if (!(chunk[0]! & LAST)) return;
+    const whole = new Uint8Array(this.#size);
+    let at = 0;
+    for (const part of this.#parts) {
+      whole.set(part, at);
+      at += part.length;
+    }
+    this.#parts = [];
+    this.#size = 0;
+    this.#host.received(this, chunk[0]!, whole);
+  }
+}
