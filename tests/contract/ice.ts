@@ -2,7 +2,21 @@
 // them, an `ice` frame refreshes them, the TURN secret never shows. Runs on
 // Deno and on the npm package under Node 22 (see _support.ts).
 import assert from "node:assert/strict";
-import { collect, startServer, TestClient } from "./_support.ts";
+import { spawn } from "node:child_process";
+import { createSocket } from "node:dgram";
+import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { connect, createServer } from "node:net";
+import { join } from "node:path";
+import process from "node:process";
+import {
+  collect,
+  runCommand,
+  sleep,
+  startServer,
+  tempDir,
+  TestClient,
+} from "./_support.ts";
 
 const { cases, test } = collect();
 
@@ -83,4 +97,118 @@ test("signaling: joined carries an empty iceServers list when none is configured
   assert.deepEqual((await a.join("plain")).iceServers, []);
   a.ws.close();
   await a.closed;
+});
+
+const TURNSERVER = "/usr/bin/turnserver";
+const UCLIENT = "/usr/bin/turnutils_uclient";
+
+/** A port free for TCP and UDP on 127.0.0.1 right now. */
+async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      server.listen(
+        0,
+        "127.0.0.1",
+        () => resolve((server.address() as { port: number }).port),
+      )
+    );
+    await new Promise((resolve) => server.close(resolve));
+    const udp = createSocket("udp4");
+    const free = await new Promise<boolean>((resolve) => {
+      udp.once("error", () => resolve(false));
+      udp.bind(port, "127.0.0.1", () => resolve(true));
+    });
+    await new Promise<void>((resolve) => udp.close(() => resolve()));
+    if (free) return port;
+  }
+  throw new Error("Cannot find a free port for coturn");
+}
+
+test("turn: a real coturn allocates with the credentials of a joined frame, and refuses a tampered one", async (api) => {
+  if (!existsSync(TURNSERVER) || !existsSync(UCLIENT)) {
+    if (process.env.CI) throw new Error(`${TURNSERVER} is missing`);
+    console.error(`\n!!! ${TURNSERVER} is missing: this case is SKIPPED\n`);
+    return;
+  }
+  const secret = `secret-${crypto.randomUUID()}`;
+  await using dir = await tempDir("pod-broker-coturn-");
+  const port = await freePort();
+  // The secret goes in a 0600 file, never on a command line.
+  await writeFile(
+    join(dir.path, "turnserver.conf"),
+    [
+      "listening-ip=127.0.0.1",
+      `listening-port=${port}`,
+      "relay-ip=127.0.0.1",
+      "min-port=45000",
+      "max-port=47999",
+      "use-auth-secret",
+      `static-auth-secret=${secret}`,
+      "realm=pod-broker.test",
+      "allow-loopback-peers",
+      "no-cli",
+      "no-tls",
+      "no-dtls",
+      "fingerprint",
+      `log-file=${join(dir.path, "turn.log")}`,
+      `pidfile=${join(dir.path, "turn.pid")}`,
+      `userdb=${join(dir.path, "turndb")}`,
+      "",
+    ].join("\n"),
+    { mode: 0o600 },
+  );
+  const coturn = spawn(TURNSERVER, ["-c", join(dir.path, "turnserver.conf")], {
+    stdio: "ignore",
+  });
+  const exited = new Promise((resolve) => coturn.once("exit", resolve));
+  try {
+    for (let attempt = 0;; attempt++) {
+      const up = await new Promise<boolean>((resolve) => {
+        const socket = connect(port, "127.0.0.1");
+        socket.once("connect", () => {
+          socket.destroy();
+          resolve(true);
+        });
+        socket.once("error", () => resolve(false));
+      });
+      if (up) break;
+      assert.ok(attempt < 100, "coturn did not start");
+      await sleep(50);
+    }
+    await using t = await startServer(api, {
+      turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 600 },
+    });
+    const client = new TestClient(t.wsUrl);
+    const joined = await client.join("coturn");
+    const turn = joined.iceServers.find((s: { urls: string[] }) =>
+      s.urls.some((url) => url.startsWith("turn:"))
+    );
+    const allocate = (password: string) =>
+      runCommand(UCLIENT, [
+        "-u",
+        turn.username,
+        "-w",
+        password,
+        "-p",
+        String(port),
+        "-n",
+        "2",
+        "-m",
+        "1",
+        "-y",
+        "127.0.0.1",
+      ]);
+    const ok = await allocate(turn.credential);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    const tampered = await allocate(
+      turn.credential.replace(/^./, (c: string) => c === "A" ? "B" : "A"),
+    );
+    assert.notEqual(tampered.code, 0, "a tampered credential was accepted");
+    client.ws.close();
+    await client.closed;
+  } finally {
+    coturn.kill("SIGKILL");
+    await exited;
+  }
 });
