@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * `pod-broker/client`: peer-to-peer rooms for pods, in the browser, with no
  * dependencies. {@linkcode joinRoom} joins a session through the broker's

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * One link to one remote peer: an `RTCPeerConnection` with one negotiated
  * data channel (id 0, so both ends may offer and there is still only one

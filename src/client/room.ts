@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The room: every peer of one session, meshed over WebRTC data channels,
  * with the broker used for signaling only. See `mod.ts` for the design.

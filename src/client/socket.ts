@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The client's side of the broker's signaling WebSocket: it joins the
  * session on every (re)connection, reconnects with jittered exponential
