@@ -32,10 +32,13 @@ export function renderOptionsTable(): string {
     ]);
   }
   for (const { flag, arg, help } of CLI_ONLY_FLAGS) {
-    rows.push(["—", `\`--${flag} ${arg.replaceAll("|", "\\|")}\``, "", help]);
+    rows.push(["—", `\`--${flag} ${arg}\``, "", help]);
   }
+  // A `|` inside a cell (such as `memory|sqlite`) is escaped for Markdown.
   return rows.map((cells, i) =>
-    `| ${cells.join(" | ")} |${i === 0 ? "\n|---|---|---|---|" : ""}`
+    `| ${cells.map((cell) => cell.replaceAll("|", "\\|")).join(" | ")} |${
+      i === 0 ? "\n|---|---|---|---|" : ""
+    }`
   ).join("\n");
 }
 

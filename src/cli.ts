@@ -48,6 +48,7 @@ Usage:
   pod-broker verify POD.html            check a signed pod
   pod-broker publish --broker URL [--key FILE] [--name NAME] POD.html
                                         sign (with a fresh key if none) and upload
+  pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME]
   pod-broker list (--data-dir D | --registry postgres --database-url URL) [--owner KEY]
                                         the stored pods, one JSON record a line
   pod-broker delete ID (--data-dir D | --registry postgres --database-url URL)
@@ -84,6 +85,9 @@ export async function runCli(
         return await listCommand(rest);
       case "delete":
         return await deleteCommand(rest);
+      case "build":
+        // Loaded on demand: serving never loads the bundler (esbuild).
+        return await (await import("./build/mod.ts")).runBuild(rest);
       case "serve":
         return await serve(rest, createSignalServer);
       default:

@@ -36,7 +36,8 @@ export type OptionKind =
   | "secret"
   | "registry"
   | "bus"
-  | "logger";
+  | "logger"
+  | "choice";
 
 /** One row of {@linkcode OPTIONS}. */
 export interface OptionSpec {
@@ -62,6 +63,8 @@ export interface OptionSpec {
   readonly max?: number;
   /** Whether the option must be given. */
   readonly required?: boolean;
+  /** The allowed values of a `choice` option. */
+  readonly choices?: readonly string[];
   /** One line of help. */
   readonly help: string;
 }
@@ -180,6 +183,16 @@ export const OPTIONS: readonly OptionSpec[] = [
     kind: "string",
     default: DEFAULT_SANDBOX,
     help: "the pods' sandbox tokens; allow-same-origin is refused",
+  },
+  {
+    key: "podHeaderOptions.scriptPolicy",
+    flag: "script-policy",
+    arg: "unsafe-inline|hashes",
+    kind: "choice",
+    choices: ["unsafe-inline", "hashes"],
+    default: "unsafe-inline",
+    help:
+      "hashes: the pods' content policy allows only their own inline scripts, by SHA-256 (a script injected at run time does not run)",
   },
   {
     key: "signaling.maxFrameBytes",
@@ -650,6 +663,11 @@ function check(spec: OptionSpec, value: unknown): unknown {
       return value;
     case "logger":
       if (typeof value !== "function") fail("must be a function");
+      return value;
+    case "choice":
+      if (!spec.choices!.includes(value as string)) {
+        fail(`must be one of ${spec.choices!.map((c) => `'${c}'`).join(", ")}`);
+      }
       return value;
   }
 }

@@ -6,6 +6,7 @@
 
 import type { IceServer, TurnOptions } from "./ice.ts";
 import type { Logger } from "./log.ts";
+import type { ScriptPolicy } from "./pod_headers.ts";
 import type { Bus } from "./signaling/bus.ts";
 
 /** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
@@ -88,6 +89,12 @@ export interface PodHeaderOptions {
    * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
    */
   sandbox?: string;
+  /**
+   * How inline scripts are allowed: `"unsafe-inline"`, or `"hashes"` (the
+   * content policy lists the SHA-256 of each inline script of the pod).
+   * @default {"unsafe-inline"}
+   */
+  scriptPolicy?: ScriptPolicy;
 }
 
 /** Limits and policy of the signaling hub (DESIGN section 4). */

@@ -9,6 +9,7 @@ import { isPodId } from "../_id.ts";
 import type { Logger } from "../log.ts";
 import { appendPodHeaders } from "../pod_headers.ts";
 import { BrokerError } from "../problem.ts";
+import type { ScriptHashCache } from "../script_hashes.ts";
 import type { PodHeaderOptions, PodRecord, Registry } from "../types.ts";
 
 /** What the pod routes need from the broker. */
@@ -43,7 +44,7 @@ export async function handlePod(
 ): Promise<Response> {
   const record = await findRecord(context.registry, id);
   const etag = `"${record.sha256}"`;
-  const headers = new Headers(podHeadersOf(context));
+  const headers = new Headers(await podHeadersFor(record, context));
   headers.set("ETag", etag);
   if (matchesEtag(request.headers.get("If-None-Match"), etag)) {
     return new Response(null, { status: 304, headers });
@@ -126,6 +127,45 @@ function podHeadersOf(context: PodContext): [string, string][] {
     POD_HEADERS.set(context, pairs);
   }
   return pairs;
+}
+
+/**
+ * Script hashes by blob digest, shared by every broker of the process (the
+ * key names the bytes, so sharing is safe). Loaded on first use: the HTML
+ * parser is not part of serving unless `scriptPolicy` is `"hashes"`.
+ */
+let scriptHashes: Promise<ScriptHashCache> | undefined;
+function scriptHashCache(): Promise<ScriptHashCache> {
+  scriptHashes ??= import("../script_hashes.ts").then((module) =>
+    new module.ScriptHashCache()
+  );
+  return scriptHashes;
+}
+
+/** The pod headers of one pod: with `scriptPolicy: "hashes"`, its own. */
+async function podHeadersFor(
+  record: PodRecord,
+  context: PodContext,
+): Promise<[string, string][]> {
+  if (context.podHeaderOptions.scriptPolicy !== "hashes") {
+    return podHeadersOf(context);
+  }
+  const hashes = await (await scriptHashCache()).hashesOf(
+    record.sha256,
+    () => context.registry.getBlob(record.id),
+  );
+  if (hashes === null) throw notFound(record.id);
+  const headers = new Headers({
+    "Content-Type": "text/html; charset=utf-8",
+    "Cache-Control": "public, max-age=300",
+  });
+  appendPodHeaders(
+    headers,
+    context.podHeaderOptions,
+    context.signalUrl,
+    hashes,
+  );
+  return [...headers];
 }
 
 function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {

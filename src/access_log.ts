@@ -1,0 +1,139 @@
+/**
+ * The access log: one JSON line per answered request with its time,
+ * method, route pattern, status, response bytes, duration and pod id. It
+ * never carries a query string, a raw path or a header; the client's
+ * address appears only when the operator asks for it (the `ip` field is
+ * written only when given).
+ *
+ * @module
+ */
+
+import process from "node:process";
+
+/** One answered request, for {@linkcode formatAccessLine}. */
+export interface AccessLogEntry {
+  /** When the request arrived: a `Date` or milliseconds since the epoch. */
+  time: Date | number;
+  /** The request method. */
+  method: string;
+  /**
+   * The route pattern that matched (`/:id`), or null when none did. A query
+   * string, if one is passed by mistake, is cut off.
+   */
+  route: string | null;
+  /** The response status. */
+  status: number;
+  /** Response body bytes (`Content-Length`), or null when not known. */
+  bytes: number | null;
+  /** From the request's arrival to the response, in milliseconds. */
+  durationMs: number;
+  /**
+   * The pod id of `/:id` and `/:id/meta` routes; written only when it has
+   * a pod id's shape (12 characters of `[A-Za-z0-9]`), else null.
+   */
+  podId?: string | null | undefined;
+  /** The client's address, only when the operator asked for it. */
+  ip?: string | undefined;
+}
+
+const POD_ID = /^[A-Za-z0-9]{12}$/;
+const METHOD = /^[A-Za-z]{1,16}$/;
+
+/**
+ * Formats one access log line: a JSON object with `time` (RFC 3339 UTC),
+ * `method`, `route`, `status`, `bytes`, `durationMs` (to the microsecond),
+ * `podId` and, only when given, `ip`; no newline.
+ *
+ * @param entry The request.
+ * @returns One line of JSON.
+ *
+ * @example A pod served
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { formatAccessLine } from "./access_log.ts";
+ *
+ * const line = formatAccessLine({
+ *   time: Date.UTC(2026, 10, 21, 12), method: "GET", route: "/:id",
+ *   status: 200, bytes: 5120, durationMs: 1.23456, podId: "AbCdEf123456",
+ * });
+ * assert.equal(
+ *   line,
+ *   '{"time":"2026-11-21T12:00:00.000Z","method":"GET","route":"/:id","status":200,"bytes":5120,"durationMs":1.235,"podId":"AbCdEf123456"}',
+ * );
+ * ```
+ */
+export function formatAccessLine(entry: AccessLogEntry): string {
+  const line: Record<string, unknown> = {
+    time: new Date(entry.time).toISOString(),
+    // Methods are tokens; anything else (or a very long one) is not echoed.
+    method: METHOD.test(entry.method) ? entry.method : "OTHER",
+    route: entry.route === null ? null : entry.route.split(/[?#]/)[0],
+    status: entry.status,
+    bytes: entry.bytes,
+    durationMs: Math.round(entry.durationMs * 1000) / 1000,
+    podId: typeof entry.podId === "string" && POD_ID.test(entry.podId)
+      ? entry.podId
+      : null,
+  };
+  if (typeof entry.ip === "string") line.ip = entry.ip;
+  return JSON.stringify(line);
+}
+
+/** Where access log lines go: one call per line, without its newline. */
+export type AccessLogSink = (line: string) => void;
+
+/**
+ * The default sink: each line with a newline on standard output (the
+ * broker's diagnostic log is on standard error, so the two can be routed
+ * apart).
+ *
+ * @param line One formatted line.
+ */
+export function stdoutAccessLogSink(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Options of {@linkcode createAccessLog}. */
+export interface AccessLogOptions {
+  /** Where lines go. @default {stdoutAccessLogSink} */
+  sink?: AccessLogSink;
+  /**
+   * Whether the `ip` of an entry is written; off, it is dropped even when
+   * given.
+   * @default {false}
+   */
+  includeIp?: boolean;
+}
+
+/**
+ * An access log: a function that formats an entry and hands the line to
+ * the sink. A sink that throws (a closed pipe) never fails the request.
+ *
+ * @param options The sink and whether client addresses are written.
+ * @returns The function the core calls once per answered request.
+ *
+ * @example Collect lines
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createAccessLog } from "./access_log.ts";
+ *
+ * const lines: string[] = [];
+ * const log = createAccessLog({ sink: (line) => lines.push(line) });
+ * log({ time: 0, method: "POST", route: "/pods", status: 201, bytes: 90, durationMs: 4, ip: "192.0.2.1" });
+ * assert.equal(JSON.parse(lines[0]!).ip, undefined);
+ * ```
+ */
+export function createAccessLog(
+  options: AccessLogOptions = {},
+): (entry: AccessLogEntry) => void {
+  const sink = options.sink ?? stdoutAccessLogSink;
+  const includeIp = options.includeIp ?? false;
+  return (entry) => {
+    const { ip, ...rest } = entry;
+    try {
+      sink(formatAccessLine(includeIp && ip !== undefined ? entry : rest));
+    } catch {
+      // Losing a log line is better than failing the request it describes.
+    }
+  };
+}

@@ -1,0 +1,569 @@
+/**
+ * `pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME]`:
+ * turns a source folder (a page, its scripts, stylesheets, images, fonts,
+ * media and WebAssembly) into one self-contained HTML file, the only shape
+ * a pod can have under its policy (`default-src 'none'`, inline scripts
+ * and styles, `data:` images, media and fonts). Signed with `--key`.
+ *
+ * - Local `<script src>`: bundled and minified with esbuild (ES modules and
+ *   their imports, TypeScript too), inlined as `<script type="module">`
+ *   (classic scripts stay classic). Inline `<script type="module">` is
+ *   bundled too, so it may import files and `pod-broker/client`.
+ * - `<link rel=stylesheet>` and `<style>`: bundled with their `@import`s;
+ *   `url()`s become data: URLs.
+ * - Images, icons, media, `srcset`, `poster`, `style="...url()"`: data: URLs.
+ * - WebAssembly: `import bytes from "./x.wasm"` is the module's bytes, for
+ *   `WebAssembly.instantiate(bytes)`.
+ * - A remote reference (`http:`, `https:`, `//`) in the page, a stylesheet
+ *   or a script is an error; every one is reported, with its file and line.
+ *
+ * The CLI loads this module only for `build` (a dynamic import), so serving
+ * never loads the bundler.
+ *
+ * @module
+ */
+
+import { readFile, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, resolve } from "node:path";
+import process from "node:process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { onePositional, parse, print, readText, stderr } from "../cli/io.ts";
+import { UsageError } from "../cli/usage_error.ts";
+import { PodError } from "../pod/errors.ts";
+import { SLOT_LITERAL } from "../pod/format.ts";
+import { decodePrivateKeyPem } from "../pod/keys.ts";
+import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
+import { signPod } from "../pod/sign.ts";
+import {
+  type BuildProblem,
+  type BundleInput,
+  type BundleOptions,
+  type BundleOutput,
+  BundlerError,
+  bundleScript,
+  bundleStyle,
+  withBundler,
+} from "./bundle.ts";
+import {
+  classifyUrl,
+  cleanUrl,
+  findReferences,
+  type HtmlReference,
+} from "./html.ts";
+import {
+  applyEdits,
+  dataUrl,
+  type Edit,
+  escapeInlineScript,
+  escapeInlineStyle,
+  findCssUrls,
+  formatAttribute,
+  formatSrcset,
+  mediaTypeOf,
+  parseSrcset,
+  replaceCssUrls,
+  scriptElement,
+  styleElement,
+} from "./inline.ts";
+
+export { type BuildProblem, BundlerError } from "./bundle.ts";
+
+/** Options of {@linkcode buildPod}. */
+export interface BuildPodOptions {
+  /** The author's 32-byte Ed25519 seed: when given, the output is signed. */
+  seed?: Uint8Array;
+  /** The manifest's display name (1 to 200 characters; needs `seed`). */
+  name?: string;
+  /** The manifest's `createdAt` (`true` for now; needs `seed`). */
+  createdAt?: string | true;
+  /**
+   * The module that `pod-broker/client` (and `jsr:@pod/broker/client`)
+   * stands for: a path or a `file:`/`http(s):` URL.
+   * @default this package's browser client (`src/client/mod.ts`)
+   */
+  client?: string | URL;
+}
+
+/** What {@linkcode buildPod} made. */
+export interface BuildResult {
+  /** The self-contained page, UTF-8 (a signed pod when a seed was given). */
+  html: Uint8Array;
+  /** Warnings, each `file:line: text` (a dropped preload hint, say). */
+  warnings: string[];
+}
+
+/** A page that cannot be built; `problems` lists every reason found. */
+export class BuildError extends Error {
+  /** Each problem, with its file (relative to the page's folder) and line. */
+  readonly problems: readonly BuildProblem[];
+
+  /**
+   * @param entry The page, as given.
+   * @param problems What is wrong, in the order found.
+   */
+  constructor(entry: string, problems: readonly BuildProblem[]) {
+    super(`Cannot build '${entry}': ${problems.map(describe).join("; ")}`);
+    this.name = "BuildError";
+    this.problems = problems;
+  }
+}
+
+/** The browser client, beside this folder (`.ts` from source, `.js` on npm). */
+const DEFAULT_CLIENT = new URL(
+  `../client/mod.${import.meta.url.endsWith(".js") ? "js" : "ts"}`,
+  import.meta.url,
+);
+
+/**
+ * Builds a page into one self-contained HTML file.
+ *
+ * @param entry The page's path (its folder is the root for `/` paths).
+ * @param options A seed to sign with, the manifest's name, the client.
+ * @returns The page's bytes and any warnings.
+ * @throws {BuildError} When the page or one of its files cannot be read or
+ * bundled, or references something remote; lists every problem found.
+ * @throws {TypeError} When `name` or `createdAt` is given without `seed`.
+ *
+ * @example Build and sign a page
+ * ```ts ignore
+ * import { buildPod } from "./mod.ts";
+ * import { decodePrivateKeyPem } from "../pod/keys.ts";
+ *
+ * const seed = decodePrivateKeyPem(await Deno.readTextFile("author.pem"));
+ * const { html } = await buildPod("app/index.html", { seed, name: "Chat" });
+ * await Deno.writeFile("chat.pod.html", html);
+ * ```
+ */
+export async function buildPod(
+  entry: string,
+  options: BuildPodOptions = {},
+): Promise<BuildResult> {
+  if (
+    options.seed === undefined &&
+    (options.name !== undefined || options.createdAt !== undefined)
+  ) {
+    throw new TypeError(
+      "Cannot build a pod: a name or createdAt needs a seed to sign with",
+    );
+  }
+  const path = resolve(entry);
+  const root = dirname(path);
+  const page = basename(path);
+  let html: string;
+  try {
+    html = await readFile(path, "utf8");
+  } catch (error) {
+    throw new BuildError(entry, [
+      { file: page, line: 0, message: `cannot read it (${codeOf(error)})` },
+    ]);
+  }
+  const builder = new PageBuilder(page, {
+    root,
+    client: clientUrl(options.client),
+  });
+  const references = findReferences(html);
+  const reports = await withBundler(() =>
+    Promise.all(references.map((reference) => builder.edit(reference)))
+  );
+  const problems = reports.flatMap((report) => report.problems);
+  if (problems.length > 0) throw new BuildError(entry, problems);
+  const built = applyEdits(html, reports.flatMap((report) => report.edits));
+  if (built.includes(SLOT_LITERAL)) {
+    throw new BuildError(entry, [{
+      file: page,
+      line: 0,
+      message:
+        "the built page contains the manifest slot literal, which only signing may add",
+    }]);
+  }
+  let bytes: Uint8Array = new TextEncoder().encode(built);
+  if (options.seed !== undefined) {
+    bytes = await signPod(bytes, options.seed, {
+      ...(options.name === undefined ? {} : { name: options.name }),
+      ...(options.createdAt === undefined
+        ? {}
+        : { createdAt: options.createdAt }),
+    });
+  }
+  const warnings = reports.flatMap((report) => report.warnings);
+  return { html: bytes, warnings: warnings.map(describe) };
+}
+
+/** What one reference produced: its edits, problems and warnings. */
+interface Report {
+  edits: Edit[];
+  problems: BuildProblem[];
+  warnings: BuildProblem[];
+}
+
+/**
+ * Turns each reference of one page into edits. References are handled
+ * concurrently, each with its own report, so that problems come out in
+ * document order whatever finishes first.
+ */
+class PageBuilder {
+  #page: string;
+  #options: BundleOptions;
+  #files = new Map<string, Promise<Uint8Array | string>>();
+
+  constructor(page: string, options: BundleOptions) {
+    this.#page = page;
+    this.#options = options;
+  }
+
+  /** The edits standing for one reference, and its problems and warnings. */
+  async edit(reference: HtmlReference): Promise<Report> {
+    const report: Report = { edits: [], problems: [], warnings: [] };
+    report.edits = await this.#edit(reference, report);
+    return report;
+  }
+
+  async #edit(reference: HtmlReference, report: Report): Promise<Edit[]> {
+    const { kind, start, end, line, value, tag, attribute = "" } = reference;
+    const replace = (text: string): Edit[] => [{ start, end, text }];
+    switch (kind) {
+      case "drop":
+        this.#warn(
+          report,
+          line,
+          tag === "script"
+            ? "dropped a manifest slot (signing adds a fresh one)"
+            : `dropped <${tag} rel="${reference.attributes.rel}" ${attribute}="${value}"> (a pod loads no file)`,
+        );
+        return replace("");
+      case "unsupported": {
+        if (this.#remote(report, value, line)) return [];
+        const problem = `<${tag} ${attribute}> cannot be inlined ('${value}')`;
+        // A form posting to a file is harmless, just useless: a warning.
+        if (attribute === "action" || attribute === "formaction") {
+          this.#warn(
+            report,
+            line,
+            `${problem}; the pod policy blocks form submission`,
+          );
+        } else this.#fail(report, line, problem);
+        return [];
+      }
+      case "url": {
+        const url = await this.#inlineUrl(report, value, line);
+        return url === value ? [] : replace(formatAttribute(attribute, url));
+      }
+      case "srcset": {
+        const candidates = await Promise.all(
+          parseSrcset(value).map(async (candidate) => ({
+            ...candidate,
+            url: await this.#inlineUrl(report, candidate.url, line),
+          })),
+        );
+        return replace(formatAttribute(attribute, formatSrcset(candidates)));
+      }
+      case "style-attribute": {
+        const urls = new Map<string, string>();
+        for (const { url, lineOffset } of findCssUrls(value)) {
+          urls.set(url, await this.#inlineUrl(report, url, line + lineOffset));
+        }
+        return replace(formatAttribute(
+          attribute,
+          replaceCssUrls(value, (url) => urls.get(url) ?? url),
+        ));
+      }
+      case "script":
+        return await this.#script(reference, report);
+      case "inline-script": {
+        const bundle = this.#check(
+          report,
+          await bundleScript(this.#inline(reference), true, this.#options),
+        );
+        if (!bundle) return [];
+        return [
+          // CSS the module imports goes in a <style> before its script.
+          ...(bundle.css
+            ? [{
+              start: reference.elementStart,
+              end: reference.elementStart,
+              text: styleElement(bundle.css, {}),
+            }]
+            : []),
+          ...replace(escapeInlineScript(bundle.code)),
+        ];
+      }
+      case "stylesheet": {
+        const file = await this.#localFile(report, value, line, "stylesheet");
+        if (file === undefined) return [];
+        const bundle = this.#check(
+          report,
+          await bundleStyle({ path: file }, this.#options),
+        );
+        return bundle
+          ? replace(styleElement(bundle.css, reference.attributes))
+          : [];
+      }
+      case "style": {
+        const bundle = this.#check(
+          report,
+          await bundleStyle(this.#inline(reference), this.#options),
+        );
+        return bundle ? replace(escapeInlineStyle(bundle.css)) : [];
+      }
+    }
+  }
+
+  async #script(reference: HtmlReference, report: Report): Promise<Edit[]> {
+    const { attributes, line, value } = reference;
+    const module = attributes.type?.trim().toLowerCase() === "module";
+    const file = await this.#localFile(report, value, line, "script");
+    if (file === undefined) return [];
+    if (!module && ("defer" in attributes || "async" in attributes)) {
+      this.#warn(
+        report,
+        line,
+        `'${value}' is inlined as a classic script, which runs at once: defer and async have no effect (use type="module" to run it after parsing)`,
+      );
+    }
+    const bundle = this.#check(
+      report,
+      await bundleScript({ path: file }, module, this.#options),
+    );
+    if (!bundle) return [];
+    const style = bundle.css ? styleElement(bundle.css, {}) : "";
+    return [{
+      start: reference.start,
+      end: reference.end,
+      text: style + scriptElement(bundle.code, attributes),
+    }];
+  }
+
+  #inline(reference: HtmlReference): BundleInput {
+    return {
+      code: reference.value,
+      sourcefile: this.#page,
+      line: reference.line,
+    };
+  }
+
+  /** The path of a local file the page names; undefined (and a problem) if none. */
+  async #localFile(
+    report: Report,
+    value: string,
+    line: number,
+    what: string,
+  ): Promise<string | undefined> {
+    if (this.#remote(report, value, line)) return undefined;
+    if (classifyUrl(value) !== "local") {
+      this.#fail(
+        report,
+        line,
+        `a ${what} must be a local file, not '${value}'`,
+      );
+      return undefined;
+    }
+    const { path } = this.#resolve(value);
+    try {
+      if ((await stat(path)).isFile()) return path;
+      this.#fail(report, line, `cannot read '${value}' (not a file)`);
+    } catch (error) {
+      this.#fail(report, line, `cannot read '${value}' (${codeOf(error)})`);
+    }
+    return undefined;
+  }
+
+  /** A data: URL for a local file; the value itself for anything else. */
+  async #inlineUrl(
+    report: Report,
+    value: string,
+    line: number,
+  ): Promise<string> {
+    if (this.#remote(report, value, line)) return value;
+    const kind = classifyUrl(value);
+    if (kind === "embedded") return value;
+    if (kind === "scheme") {
+      this.#fail(report, line, `cannot inline '${value}' (unsupported scheme)`);
+      return value;
+    }
+    const { path, hash } = this.#resolve(value);
+    const mediaType = mediaTypeOf(path);
+    if (mediaType === undefined) {
+      this.#fail(report, line, `cannot inline '${value}' (unknown file type)`);
+      return value;
+    }
+    let read = this.#files.get(path);
+    if (!read) {
+      read = readFile(path).then(
+        (buffer) => new Uint8Array(buffer),
+        (error) => `cannot read '${value}' (${codeOf(error)})`,
+      );
+      this.#files.set(path, read);
+    }
+    const bytes = await read;
+    if (typeof bytes === "string") {
+      this.#fail(report, line, bytes);
+      return value;
+    }
+    return dataUrl(bytes, mediaType) + hash;
+  }
+
+  /** A local URL as a path: relative to the page, `/` at the page's folder. */
+  #resolve(value: string): { path: string; hash: string } {
+    const url = cleanUrl(value);
+    const base = pathToFileURL(`${this.#options.root}/`);
+    const resolved = new URL(url.startsWith("/") ? `.${url}` : url, base);
+    return { path: fileURLToPath(resolved), hash: resolved.hash };
+  }
+
+  /** Reports a remote URL; returns whether it was one. */
+  #remote(report: Report, value: string, line: number): boolean {
+    if (classifyUrl(value) !== "remote") return false;
+    this.#fail(report, line, `remote reference '${cleanUrl(value)}'`);
+    return true;
+  }
+
+  /** The bundle when it has no problems; its problems recorded otherwise. */
+  #check(report: Report, bundle: BundleOutput): BundleOutput | undefined {
+    report.warnings.push(...bundle.warnings);
+    report.problems.push(...bundle.problems);
+    return bundle.problems.length === 0 ? bundle : undefined;
+  }
+
+  #fail(report: Report, line: number, message: string): void {
+    report.problems.push({ file: this.#page, line, message });
+  }
+
+  #warn(report: Report, line: number, message: string): void {
+    report.warnings.push({ file: this.#page, line, message });
+  }
+}
+
+/** `index.html:12: text`, or `index.html: text` for the whole file. */
+function describe({ file, line, message }: BuildProblem): string {
+  return line > 0 ? `${file}:${line}: ${message}` : `${file}: ${message}`;
+}
+
+function codeOf(error: unknown): string {
+  return (error as { code?: string }).code ?? String(error);
+}
+
+function clientUrl(client: string | URL | undefined): URL {
+  if (client === undefined) return DEFAULT_CLIENT;
+  if (client instanceof URL) return client;
+  return /^(?:file|https?):/i.test(client)
+    ? new URL(client)
+    : pathToFileURL(resolve(client));
+}
+
+const USAGE =
+  `Usage: pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--created-at]
+
+Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
+fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
+--out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
+'pod-broker keygen' writes) the output is a signed pod; --name and
+--created-at set its manifest's name and time. Remote references are errors.
+`;
+
+/**
+ * The `build` command: parses its arguments, builds, writes the file (to
+ * standard output without `--out`) and prints warnings to standard error.
+ *
+ * @param args The arguments after `build`.
+ * @returns The exit code: 0 built, 2 bad usage or a page that cannot be
+ * built, 1 when esbuild cannot run here (each with one line on standard
+ * error, starting `pod-broker: `).
+ *
+ * @example Build a page into a file
+ * ```ts ignore
+ * import { runBuild } from "./mod.ts";
+ *
+ * const code = await runBuild(["app/index.html", "--out", "app.pod.html"]);
+ * ```
+ */
+export async function runBuild(args: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parse(args, {
+      out: { type: "string" },
+      key: { type: "string" },
+      name: { type: "string" },
+      "created-at": { type: "boolean" },
+      help: { type: "boolean" },
+    }, true);
+    if (values.help) return print(USAGE);
+    const entry = onePositional(positionals, "build", "ENTRY.html");
+    if (values.key === undefined) {
+      if (values.name !== undefined || values["created-at"]) {
+        throw new UsageError(
+          "Cannot set the manifest's name or time: build signs only with --key FILE",
+        );
+      }
+    }
+    const nameLength = [...values.name ?? "x"].length;
+    if (nameLength < 1 || nameLength > MAX_NAME_CHARACTERS) {
+      throw new UsageError(
+        `Cannot use --name: it must have 1 to ${MAX_NAME_CHARACTERS} characters`,
+      );
+    }
+    const options: BuildPodOptions = {};
+    if (values.key !== undefined) options.seed = await readKey(values.key);
+    if (values.name !== undefined) options.name = values.name;
+    if (values["created-at"]) options.createdAt = true;
+    const { html, warnings } = await buildPod(entry, options);
+    for (const warning of warnings) {
+      stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
+    }
+    if (values.out === undefined) {
+      await writeStdout(html);
+    } else {
+      await writeFile(values.out, html).catch((error) => {
+        throw new UsageError(
+          `Cannot write the pod to '${values.out}': ${codeOf(error)}`,
+        );
+      });
+      stderr(
+        `pod-broker: built ${values.out} (${
+          html.length.toLocaleString("en")
+        } bytes)${options.seed ? ", signed" : ""}\n`,
+      );
+    }
+    return 0;
+  } catch (error) {
+    if (
+      error instanceof UsageError || error instanceof BuildError ||
+      error instanceof PodError
+    ) {
+      stderr(`pod-broker: ${oneLine(error.message)}\n`);
+      return 2;
+    }
+    if (error instanceof BundlerError) {
+      // The machine, not the input: exit 1, still on one line.
+      stderr(`pod-broker: ${oneLine(error.message)}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+/** The seed in the key file at `path`; a file that is no key is a usage error. */
+async function readKey(path: string): Promise<Uint8Array> {
+  const text = await readText(path, "key");
+  try {
+    return decodePrivateKeyPem(text);
+  } catch {
+    throw new UsageError(
+      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
+    );
+  }
+}
+
+/** Writes bytes to standard output and waits until they are flushed. */
+async function writeStdout(bytes: Uint8Array): Promise<void> {
+  await new Promise<void>((done, fail) =>
+    process.stdout.write(bytes, (error) => error ? fail(error) : done())
+  );
+}
+
+/** Control characters shown escaped, so a message stays on one line. */
+function oneLine(message: string): string {
+  return message.replace(
+    // deno-lint-ignore no-control-regex
+    /[\u0000-\u001f\u007f]/g,
+    (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1),
+  );
+}
