@@ -21,8 +21,10 @@ import {
   type Route,
   type RouteRequest,
 } from "./routes.ts";
-import { SignalingHub } from "./signaling/hub.ts";
+import { type HubStats, SignalingHub } from "./signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
+import { Metrics } from "./metrics.ts";
+import { createAccessLog } from "./access_log.ts";
 
 export type { Admission };
 
@@ -45,6 +47,8 @@ export interface Broker {
   refuseMethod(path: string): Response;
   /** The signaling hub that upgraded sockets are given to. */
   readonly hub: SignalingHub;
+  /** The metrics the adapters feed and the metrics listener renders, or null. */
+  readonly metrics: Metrics | null;
   /** Refuses new sockets, closes open ones with 1001 and waits for them. */
   shutdown(timeoutMs?: number): Promise<void>;
 }
@@ -68,11 +72,20 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
+  const metrics: Metrics | null = options.metrics === null
+    ? null
+    : new Metrics({
+      stats: (): HubStats => hub.stats,
+    });
+  const accessLog = options.accessLog === "off"
+    ? null
+    : createAccessLog({ includeIp: options.accessLog === "ip" });
   const hub = new SignalingHub(
     options.signaling,
     options.logger,
     options.iceServersFor,
     options.bus,
+    metrics ?? undefined,
   );
   const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
@@ -90,14 +103,27 @@ export function createBroker(options: ResolvedOptions): Broker {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: ({ request, baseUrl }) =>
-          handleUpload(request, {
-            registry: options.registry,
-            maxBlobBytes: options.maxBlobBytes,
-            budget,
-            uploadTimeoutMs: options.uploadTimeoutMs,
-            baseUrl,
-          }),
+        POST: async ({ request, baseUrl }) => {
+          try {
+            const created = await handleUpload(request, {
+              registry: options.registry,
+              maxBlobBytes: options.maxBlobBytes,
+              budget,
+              uploadTimeoutMs: options.uploadTimeoutMs,
+              baseUrl,
+              denyList: options.denyList,
+            });
+            metrics?.uploadAccepted();
+            return created;
+          } catch (error) {
+            metrics?.uploadRefused(
+              error instanceof BrokerError || error instanceof PodError
+                ? error.code
+                : "internal_error",
+            );
+            throw error;
+          }
+        },
       },
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
@@ -116,6 +142,7 @@ export function createBroker(options: ResolvedOptions): Broker {
         baseUrl,
         signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
         logger: options.logger,
+        denyList: options.denyList,
       };
     }
     return lastContext;
@@ -159,10 +186,19 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   async function handle(request: Request): Promise<Response | Admission> {
+    const started = performance.now();
     const url = new URL(request.url);
     const baseUrl = baseUrlOf(request, url, options);
     const match = matchRoute(routes, url.pathname);
-    if (match === null) return withHsts(baseUrl, notFound(url.pathname));
+    if (match === null) {
+      return observe(
+        request,
+        null,
+        "",
+        started,
+        withHsts(baseUrl, notFound(url.pathname)),
+      );
+    }
     const { route, id } = match;
     let answer: Response | Admission;
     const handler = route.methods[request.method];
@@ -185,6 +221,51 @@ export function createBroker(options: ResolvedOptions): Broker {
       }
       withHsts(baseUrl, answer);
     }
+    return observe(request, route.pattern, id, started, answer);
+  }
+
+  // One place sees every answered request: metrics and the access log.
+  function observe(
+    request: Request,
+    route: string | null,
+    id: string,
+    started: number,
+    answer: Response | Admission,
+  ): Response | Admission {
+    const durationMs = performance.now() - started;
+    // An admitted upgrade is counted as the 101 the adapter will send.
+    const status = answer instanceof Response ? answer.status : 101;
+    const length = answer instanceof Response
+      ? answer.headers.get("Content-Length")
+      : null;
+    const bytes = length === null || !(answer instanceof Response) ||
+        answer.body === null
+      ? null
+      : Number(length);
+    if (metrics !== null) {
+      metrics.request({
+        route,
+        method: request.method,
+        status,
+        durationSeconds: durationMs / 1000,
+        bytesIn: Number(request.headers.get("Content-Length")) || 0,
+        bytesOut: bytes ?? 0,
+      });
+      if (
+        route === "/:id" && request.method === "GET" && status === 200
+      ) {
+        metrics.podHit();
+      }
+    }
+    accessLog?.({
+      time: Date.now() - durationMs,
+      method: request.method,
+      route,
+      status,
+      bytes,
+      durationMs,
+      podId: id,
+    });
     return answer;
   }
 
@@ -221,7 +302,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     return match === null ? notFound(path) : notAllowed(match.route);
   }
 
-  return { handle, fetch, refuseMethod, hub, shutdown };
+  return { handle, fetch, refuseMethod, hub, metrics, shutdown };
 }
 
 /**

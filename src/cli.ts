@@ -25,6 +25,7 @@ import {
   serveHelp,
 } from "./cli/serve_flags.ts";
 import { UsageError } from "./cli/usage_error.ts";
+import { DenyList, DenyListError } from "./deny_list.ts";
 import { jsonLogger } from "./log.ts";
 import { OptionError } from "./options.ts";
 import { openRegistry } from "./cli/registry.ts";
@@ -120,6 +121,8 @@ async function serve(
   if (values.help) return print(help());
   if (values.version) return print(`${VERSION}\n`);
   const { options: fromFlags, given } = optionsFromFlags(values);
+  const denyList = await loadDenyList(values["deny-list"]);
+  if (denyList) fromFlags.denyList = denyList;
   const kind = (values.registry as string | undefined) ?? "memory";
   const registry = await openRegistry(
     kind,
@@ -149,12 +152,28 @@ async function serve(
   jsonLogger(
     "info",
     `pod-broker ${VERSION} listening on http://${shown}:${server.port}`,
-    { registry: kind },
+    {
+      registry: kind,
+      ...(server.metricsPort === null ? {} : {
+        metrics: `http://${
+          fromFlags.metrics?.hostname ?? "127.0.0.1"
+        }:${server.metricsPort}/metrics`,
+      }),
+    },
   );
+  // SIGHUP reloads the deny list; a bad file keeps the old entries.
+  const reload = () => {
+    denyList?.reload().then(
+      (entries) => jsonLogger("info", "Deny list reloaded", { entries }),
+      (error) => jsonLogger("warn", (error as Error).message),
+    );
+  };
+  if (denyList) process.on("SIGHUP", reload);
   const signal = await new Promise<string>((resolve) => {
     process.once("SIGINT", () => resolve("SIGINT"));
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
+  process.off("SIGHUP", reload);
   jsonLogger("info", "Shutting down", { signal });
   await server.close();
   await bus?.close();
@@ -172,4 +191,17 @@ function oneLine(message: string): string {
     /[\u0000-\u001f\u007f]/g,
     (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1),
   );
+}
+
+/** `--deny-list FILE`, loaded; a missing or bad file is a usage error. */
+async function loadDenyList(
+  path: string | boolean | string[] | undefined,
+): Promise<DenyList | undefined> {
+  if (typeof path !== "string") return undefined;
+  try {
+    return await DenyList.load(path);
+  } catch (error) {
+    if (error instanceof DenyListError) throw new UsageError(error.message);
+    throw error;
+  }
 }

@@ -92,4 +92,21 @@ export {
   isBus,
   LocalBus,
 } from "./signaling/bus.ts";
+export {
+  type DeniableRecord,
+  type DenyCode,
+  type DenyEntries,
+  DenyList,
+  DenyListError,
+  type DenyListInit,
+  parseDenyList,
+} from "./deny_list.ts";
+export { SCRIPT_POLICIES, type ScriptPolicy } from "./pod_headers.ts";
+export {
+  Metrics,
+  type MetricsOptions,
+  type MetricsStats,
+  type RequestSample,
+  type SignalingObserver,
+} from "./metrics.ts";
 export { VERSION } from "./version.ts";

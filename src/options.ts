@@ -18,6 +18,7 @@ import {
 import { jsonLogger, type Logger } from "./log.ts";
 import { type Bus, isBus } from "./signaling/bus.ts";
 import { assertSafeSandbox, DEFAULT_SANDBOX } from "./pod_headers.ts";
+import { DenyList } from "./deny_list.ts";
 import type {
   PodHeaderOptions,
   Registry,
@@ -37,7 +38,8 @@ export type OptionKind =
   | "registry"
   | "bus"
   | "logger"
-  | "choice";
+  | "choice"
+  | "denyList";
 
 /** One row of {@linkcode OPTIONS}. */
 export interface OptionSpec {
@@ -326,6 +328,44 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "lifetime of a minted TURN credential",
   },
   {
+    key: "metrics.port",
+    flag: "metrics-port",
+    arg: "N",
+    kind: "integer",
+    min: 0,
+    max: 65_535,
+    defaultText: "off",
+    help:
+      "serve Prometheus metrics at /metrics on this port (a separate listener)",
+  },
+  {
+    key: "metrics.hostname",
+    flag: "metrics-hostname",
+    arg: "H",
+    kind: "string",
+    default: "127.0.0.1",
+    help: "address of the metrics listener",
+  },
+  {
+    key: "accessLog",
+    flag: "access-log",
+    arg: "on|off|ip",
+    kind: "choice",
+    choices: ["on", "off", "ip"],
+    default: "on",
+    help:
+      "one JSON line per request on standard output; ip adds the client address",
+  },
+  {
+    key: "denyList",
+    flag: "deny-list",
+    arg: "FILE",
+    kind: "denyList",
+    defaultText: "none",
+    help:
+      "owner keys and content digests refused (403) and hidden (410); reloaded on SIGHUP",
+  },
+  {
     key: "bus",
     flag: null,
     kind: "bus",
@@ -408,6 +448,12 @@ export interface ResolvedOptions {
   iceServersFor: (peerId: string) => IceServer[];
   /** Log sink. */
   logger: Logger;
+  /** The metrics listener, or null when off. */
+  metrics: { port: number; hostname: string } | null;
+  /** The access log: "on", "off" or "ip". */
+  accessLog: "on" | "off" | "ip";
+  /** The deny list, or null. */
+  denyList: DenyList | null;
 }
 
 /**
@@ -435,7 +481,7 @@ export class OptionError extends TypeError {
 }
 
 /** Groups of nested options. */
-const GROUPS = ["podHeaderOptions", "signaling", "turn"] as const;
+const GROUPS = ["podHeaderOptions", "signaling", "turn", "metrics"] as const;
 
 /**
  * The default of the option at `key`.
@@ -523,6 +569,11 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     iceServersFor: createIceServerSource(iceServers, turn),
     bus: out.bus as Bus | undefined,
     logger: (out.logger as Logger | undefined) ?? jsonLogger,
+    metrics: (out.metrics as { port?: number }).port === undefined
+      ? null
+      : out.metrics as { port: number; hostname: string },
+    accessLog: out.accessLog as "on" | "off" | "ip",
+    denyList: (out.denyList as DenyList | undefined) ?? null,
   };
 }
 
@@ -663,6 +714,13 @@ function check(spec: OptionSpec, value: unknown): unknown {
       return value;
     case "logger":
       if (typeof value !== "function") fail("must be a function");
+      return value;
+    case "denyList":
+      if (!(value instanceof DenyList)) {
+        fail(
+          "must be a DenyList (DenyList.load(path) or new DenyList({ keys, contents }))",
+        );
+      }
       return value;
     case "choice":
       if (!spec.choices!.includes(value as string)) {

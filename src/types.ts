@@ -7,6 +7,7 @@
 import type { IceServer, TurnOptions } from "./ice.ts";
 import type { Logger } from "./log.ts";
 import type { ScriptPolicy } from "./pod_headers.ts";
+import type { DenyList } from "./deny_list.ts";
 import type { Bus } from "./signaling/bus.ts";
 
 /** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
@@ -168,6 +169,12 @@ export interface SignalServerOptions {
   bus?: Bus;
   /** Receives log events. @default {jsonLogger} */
   logger?: Logger;
+  /** The Prometheus metrics listener; off unless `port` is given. */
+  metrics?: { port?: number; hostname?: string };
+  /** The access log on standard output: "on", "off", or "ip" (with client addresses). @default {"on"} */
+  accessLog?: "on" | "off" | "ip";
+  /** Owner keys and content digests refused at upload and hidden (410). */
+  denyList?: DenyList;
 }
 
 /** A running broker, as `createSignalServer` returns it. */
@@ -176,6 +183,8 @@ export interface SignalServer {
   readonly port: number;
   /** The bound address. */
   readonly hostname: string;
+  /** The metrics listener's bound port, or null when metrics are off. */
+  readonly metricsPort: number | null;
   /** Closes every WebSocket with 1001, stops listening, and resolves when all is done. */
   close(): Promise<void>;
 }

@@ -78,7 +78,7 @@ export async function spawnBroker(
   };
   let log = "";
   let match: RegExpExecArray | null = null;
-  while (!(match = /listening on http:\/\/\S+:(\d+)/.exec(log))) {
+  while (!(match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(log))) {
     const { done, value } = await reader.read();
     if (done) {
       await release();

@@ -67,15 +67,28 @@ Deno.test("every option default is written once in src/ code, and doc defaults a
   // `@default {X}` in the option types' doc comments must match the table.
   const docs = [...sources.values()].join("\n");
   let checked = 0;
+  // The doc comment names the member only (`hostname` is both the server's
+  // and the metrics listener's): it must match one of the rows so named.
+  const defaultsByName = new Map<string, unknown[]>();
   for (const row of OPTIONS) {
     if (row.default === undefined) continue;
     const name = row.key.split(".").at(-1)!;
+    defaultsByName.set(name, [
+      ...(defaultsByName.get(name) ?? []),
+      row.default,
+    ]);
+  }
+  for (const [name, defaults] of defaultsByName) {
     const pattern = new RegExp(
       `@default \\{([^}]*)\\}\\s*\\*/\\s*${name}\\?:`,
       "g",
     );
     for (const [, documented] of docs.matchAll(pattern)) {
-      assert.deepEqual(JSON.parse(documented!), row.default, row.key);
+      const value = JSON.parse(documented!);
+      assert.ok(
+        defaults.some((d) => JSON.stringify(d) === JSON.stringify(value)),
+        `${name}: @default ${documented} is not the table's`,
+      );
       checked++;
     }
   }

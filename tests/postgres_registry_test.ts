@@ -412,7 +412,7 @@ async function spawnCliBroker(
     return { code, stdout: await stdout, stderr: err };
   };
   for (let attempt = 0; attempt < 600; attempt++) {
-    const match = /listening on http:\/\/\S+:(\d+)/.exec(err);
+    const match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(err);
     if (match) return { port: Number(match[1]), stop };
     const ended = await Promise.race([
       child.status.then(() => true),

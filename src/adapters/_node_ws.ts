@@ -16,6 +16,7 @@ import { clearInterval, setInterval } from "node:timers";
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
 import type { Admission } from "../broker.ts";
 import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
 import type { SignalingHub } from "../signaling/hub.ts";
 
 /** What the Node adapter needs of the signaling side. */
@@ -41,6 +42,8 @@ export interface NodeSignalingOptions {
   pingIntervalMs: number;
   /** Log sink. */
   logger: Logger;
+  /** Counts closes by code. */
+  metrics?: Metrics | null;
 }
 
 /**
@@ -52,7 +55,7 @@ export interface NodeSignalingOptions {
 export function createNodeSignaling(
   options: NodeSignalingOptions,
 ): NodeSignaling {
-  const { hub, logger, pingIntervalMs } = options;
+  const { hub, logger, pingIntervalMs, metrics } = options;
   const lastSeen = new Map<WebSocket, number>();
   const wss = new WebSocketServer({
     noServer: true,
@@ -97,9 +100,10 @@ export function createNodeSignaling(
       ws.on("error", (error) => {
         logger("debug", "WebSocket error", { error });
       });
-      ws.on("close", () => {
+      ws.on("close", (code: number) => {
         lastSeen.delete(ws);
         client.closed();
+        metrics?.socketClosed(code);
       });
     });
   }

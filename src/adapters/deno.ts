@@ -6,6 +6,7 @@
  */
 
 import { createBroker } from "../broker.ts";
+import { METRICS_CONTENT_TYPE } from "../metrics.ts";
 import { resolveOptions } from "../options.ts";
 import type { SignalServer, SignalServerOptions } from "../types.ts";
 
@@ -67,18 +68,39 @@ export function createSignalServer(
           : new Uint8Array(event.data),
       );
     };
-    socket.onclose = () => client.closed();
+    socket.onclose = (event) => {
+      client.closed();
+      broker.metrics?.socketClosed(event.code);
+    };
     return response;
   });
 
+  // Metrics on their own listener, never behind the public port.
+  const metricsServer = resolved.metrics === null ? null : Deno.serve(
+    {
+      port: resolved.metrics.port,
+      hostname: resolved.metrics.hostname,
+      onListen() {},
+    },
+    (request) =>
+      new URL(request.url).pathname === "/metrics"
+        ? new Response(broker.metrics!.render(), {
+          headers: { "Content-Type": METRICS_CONTENT_TYPE },
+        })
+        : new Response("Not Found", { status: 404 }),
+  );
+
   let closed: Promise<void> | undefined;
   return listening.then(() => ({
+    metricsPort: metricsServer?.addr.port ?? null,
     port: server.addr.port,
     hostname: server.addr.hostname,
     close(): Promise<void> {
       closed ??= (async () => {
         await broker.shutdown();
         await server.shutdown();
+        await metricsServer?.shutdown();
+        broker.metrics?.close();
       })();
       return closed;
     },

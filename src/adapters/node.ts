@@ -22,6 +22,7 @@ import {
   setTimeout,
 } from "node:timers";
 import { type Admission, createBroker } from "../broker.ts";
+import { METRICS_CONTENT_TYPE } from "../metrics.ts";
 import { resolveOptions } from "../options.ts";
 import type { SignalServer, SignalServerOptions } from "../types.ts";
 import { serveHttp, toRequest, writeRawResponse } from "./_node_http.ts";
@@ -69,6 +70,7 @@ export function createSignalServer(
     maxFrameBytes: resolved.signaling.maxFrameBytes,
     pingIntervalMs: resolved.signaling.pingIntervalMs,
     logger,
+    metrics: broker.metrics,
   });
 
   // serveHttp and writeRawResponse handle their own errors.
@@ -144,6 +146,26 @@ export function createSignalServer(
     });
   }
 
+  // Metrics on their own listener, never behind the public port.
+  const metricsServer = resolved.metrics === null
+    ? null
+    : createServer((req, res) => {
+      const found = req.url?.split("?")[0] === "/metrics";
+      res.writeHead(found ? 200 : 404, {
+        "Content-Type": found ? METRICS_CONTENT_TYPE : "text/plain",
+      });
+      res.end(found ? broker.metrics!.render() : "Not Found");
+    });
+  const metricsListening = metricsServer === null
+    ? Promise.resolve(null)
+    : new Promise<number>((resolve, reject) => {
+      metricsServer.once("error", reject);
+      metricsServer.listen({
+        port: resolved.metrics!.port,
+        host: resolved.metrics!.hostname,
+      }, () => resolve((metricsServer.address() as AddressInfo).port));
+    });
+
   let closed: Promise<void> | undefined;
   return new Promise<SignalServer>((resolve, reject) => {
     let listening = false;
@@ -158,13 +180,26 @@ export function createSignalServer(
     server.listen({ port: resolved.port, host: resolved.hostname }, () => {
       listening = true;
       const address = server.address() as AddressInfo;
-      resolve({
-        port: address.port,
-        hostname: address.address,
-        close(): Promise<void> {
-          closed ??= close();
-          return closed;
-        },
+      metricsListening.then((metricsPort) =>
+        resolve({
+          port: address.port,
+          hostname: address.address,
+          metricsPort,
+          close(): Promise<void> {
+            closed ??= close().then(async () => {
+              metricsServer?.closeAllConnections();
+              await new Promise((done) =>
+                metricsServer ? metricsServer.close(done) : done(undefined)
+              );
+              broker.metrics?.close();
+            });
+            return closed;
+          },
+        }), (error) => {
+        // The metrics port could not be had: give the main one back too.
+        signaling.close();
+        server.close();
+        reject(error);
       });
     });
   });

@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import { appendPodHeaders } from "../pod_headers.ts";
 import { BrokerError } from "../problem.ts";
 import type { ScriptHashCache } from "../script_hashes.ts";
+import type { DenyList } from "../deny_list.ts";
 import type { PodHeaderOptions, PodRecord, Registry } from "../types.ts";
 
 /** What the pod routes need from the broker. */
@@ -24,6 +25,8 @@ export interface PodContext {
   signalUrl: string;
   /** Where a failed `bumpHits` is reported. */
   logger: Logger;
+  /** Pods that match it answer 410 `pod_deleted`. */
+  denyList?: DenyList | null;
 }
 
 /**
@@ -42,7 +45,7 @@ export async function handlePod(
   id: string,
   context: PodContext,
 ): Promise<Response> {
-  const record = await findRecord(context.registry, id);
+  const record = await findRecord(context, id);
   const etag = `"${record.sha256}"`;
   const headers = new Headers(await podHeadersFor(record, context));
   headers.set("ETag", etag);
@@ -83,7 +86,7 @@ export async function handleMeta(
   id: string,
   context: PodContext,
 ): Promise<Response> {
-  const record = await findRecord(context.registry, id);
+  const record = await findRecord(context, id);
   return Response.json({
     id: record.id,
     url: `${context.baseUrl}/${record.id}`,
@@ -98,10 +101,19 @@ export async function handleMeta(
   }, { headers: { "Cache-Control": "no-cache" } });
 }
 
-async function findRecord(registry: Registry, id: string): Promise<PodRecord> {
+async function findRecord(
+  { registry, denyList }: PodContext,
+  id: string,
+): Promise<PodRecord> {
   // A malformed id never reaches the registry.
   if (!isPodId(id)) throw notFound(id);
   const record = await registry.getRecord(id);
+  if (record !== null && denyList?.denies(record)) {
+    throw new BrokerError(
+      "pod_deleted",
+      `Cannot serve pod '${id}': it was taken down by the operator`,
+    );
+  }
   if (record !== null) return record;
   if (await registry.isDeleted?.(id)) {
     throw new BrokerError(

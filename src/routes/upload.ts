@@ -9,6 +9,7 @@
 import { createHash } from "node:crypto";
 import { storePod } from "../create_pod.ts";
 import { BrokerError } from "../problem.ts";
+import type { DenyList } from "../deny_list.ts";
 import type { Registry } from "../types.ts";
 import type { UploadBudget } from "../upload_budget.ts";
 
@@ -24,6 +25,8 @@ export interface UploadContext {
   uploadTimeoutMs: number;
   /** The public base URL for this request, without a trailing slash. */
   baseUrl: string;
+  /** Owner keys and content digests refused with 403. */
+  denyList?: DenyList | null;
 }
 
 /**
@@ -73,6 +76,17 @@ export async function handleUpload(
     const record = await storePod(context.registry, blob, {
       maxBlobBytes,
       sha256,
+      admit: (pod) => {
+        const code = context.denyList?.denies(pod);
+        if (code) {
+          throw new BrokerError(
+            code,
+            code === "owner_denied"
+              ? "Cannot accept the pod: its owner key is denied by the operator"
+              : "Cannot accept the pod: its content is denied by the operator",
+          );
+        }
+      },
     });
     const url = `${context.baseUrl}/${record.id}`;
     const body = {

@@ -19,6 +19,7 @@ import type {
   BusState,
 } from "./bus.ts";
 import { parseClientMessage, type SignalErrorCode } from "./messages.ts";
+import type { SignalingObserver } from "../metrics.ts";
 
 /** WebSocket close codes the hub uses. */
 export const CLOSE_CODES = {
@@ -112,6 +113,7 @@ interface Peer {
 export class SignalingHub {
   #options: ResolvedSignalingOptions;
   #logger: Logger | undefined;
+  #observer: SignalingObserver | undefined;
   #iceServers: (peerId: string) => IceServer[];
   #live = new Set<Peer>();
   #peers = new Map<string, Peer>();
@@ -138,7 +140,9 @@ export class SignalingHub {
     logger?: Logger,
     iceServers: (peerId: string) => IceServer[] = () => [],
     bus?: Bus,
+    observer?: SignalingObserver,
   ) {
+    this.#observer = observer;
     this.#options = options;
     this.#logger = logger;
     this.#iceServers = iceServers;
@@ -284,6 +288,7 @@ export class SignalingHub {
         });
         if (target !== undefined) this.#send(target, text);
         else this.#relay(node!, peer.sessionName, message.to, text);
+        this.#observer?.signal();
         break;
       }
       case "ice":
@@ -624,6 +629,7 @@ export class SignalingHub {
   }
 
   #error(peer: Peer, code: SignalErrorCode, message: string): void {
+    this.#observer?.signalingError(code);
     this.#send(peer, JSON.stringify({ type: "error", code, message }));
   }
 

@@ -90,6 +90,7 @@ export async function startServer(
   const registry = options.registry ?? new api.MemoryRegistry();
   const server = await api.createSignalServer({
     logger: api.silentLogger,
+    accessLog: "off",
     ...options,
     registry,
     port: 0,
@@ -571,6 +572,10 @@ export function runCommand(command: string, args: string[]): Promise<CliRun> {
 export interface BrokerProcess extends AsyncDisposable {
   /** The port it logged as listening on. */
   port: number;
+  /** Its process id (to send it signals). */
+  pid: number;
+  /** What it logged up to and with the "listening" line. */
+  log: string;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number>;
 }
@@ -614,11 +619,13 @@ export function spawnBroker(
       // never blocks on a full pipe.
       if (listening) return;
       log += text;
-      const match = /listening on http:\/\/\S+:(\d+)/.exec(log);
+      const match = /listening on http:\/\/[^"\s]+:(\d+).*\n/.exec(log);
       if (match) {
         listening = true;
         resolve({
           port: Number(match[1]),
+          pid: child.pid!,
+          log,
           stop,
           [Symbol.asyncDispose]: async () => void await stop(),
         });

@@ -6,6 +6,7 @@ import type { ContractCase } from "./_support.ts";
 import { CLI_CASES } from "./cli.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
+import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
@@ -17,6 +18,7 @@ export const CASES: readonly ContractCase[] = [
   ...HTTP_CASES,
   ...UPLOAD_CASES,
   ...OPERATOR_CASES,
+  ...OPERATIONS_CASES,
   ...SIGNALING_CASES,
   ...ICE_CASES,
   ...CLI_CASES,
