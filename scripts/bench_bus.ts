@@ -45,6 +45,7 @@ async function broker(bus?: Bus): Promise<SignalServer> {
     port: 0,
     hostname: "127.0.0.1",
     logger: silentLogger,
+    accessLog: "off",
     // The bench measures relaying, not the per-socket rate limit.
     signaling: { rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 },
     ...(bus ? { bus } : {}),

@@ -90,8 +90,24 @@ export type AccessLogSink = (line: string) => void;
  * @param line One formatted line.
  */
 export function stdoutAccessLogSink(line: string): void {
-  process.stdout.write(`${line}\n`);
+  if (stdoutGone) return;
+  if (!guarded) {
+    // A closed standard output (a pipe whose reader went away) must not
+    // take the broker down: the access log stops, the broker goes on.
+    guarded = true;
+    process.stdout.on("error", () => {
+      stdoutGone = true;
+    });
+  }
+  try {
+    process.stdout.write(`${line}\n`);
+  } catch {
+    stdoutGone = true;
+  }
 }
+
+let guarded = false;
+let stdoutGone = false;
 
 /** Options of {@linkcode createAccessLog}. */
 export interface AccessLogOptions {

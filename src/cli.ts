@@ -188,8 +188,11 @@ async function serve(
 function oneLine(message: string): string {
   return message.replace(
     // deno-lint-ignore no-control-regex
-    /[\u0000-\u001f\u007f]/g,
-    (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1),
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (c) =>
+      c < "\u0020"
+        ? JSON.stringify(c).slice(1, -1)
+        : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }
 

@@ -18,6 +18,7 @@ const server = await createSignalServer({
   port: 0,
   hostname: "127.0.0.1",
   logger: silentLogger,
+  accessLog: "off",
   bus,
 } as SignalServerOptions);
 console.log(JSON.stringify({ port: server.port }));

@@ -99,6 +99,7 @@ async function journey(
     port: 0,
     hostname: "127.0.0.1",
     logger: silentLogger,
+    accessLog: "off",
   });
   const broker = `http://127.0.0.1:${server.port}`;
   // A second origin that counts requests: the pod must never reach it.

@@ -231,6 +231,7 @@ async function journey(browser: Browser): Promise<void> {
       port,
       hostname: "127.0.0.1",
       logger: silentLogger,
+      accessLog: "off",
     });
   let server: SignalServer = await start(0);
   const port = server.port;

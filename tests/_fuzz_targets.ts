@@ -844,7 +844,14 @@ function parseClientMessageTarget(): FuzzTarget {
 
 // ----------------------------------------------------------- resolveOptions
 
-const GROUP_NAMES = ["podHeaderOptions", "signaling", "turn"];
+/** Groups of nested options (`signaling`, `turn`...), from the table. */
+const GROUP_NAMES = [
+  ...new Set(
+    OPTIONS.filter((row) => row.key.includes(".")).map((row) =>
+      row.key.split(".")[0]!
+    ),
+  ),
+];
 const TOP_KEYS = [
   ...new Set(OPTIONS.map((row) => row.key.split(".")[0]!)),
 ];
@@ -1074,6 +1081,11 @@ async function createCliTarget(
   writeFileSync(path("key.pem"), encodePrivateKeyPem(seed));
   writeFileSync(path("secret"), "a-turn-secret\n");
   writeFileSync(path("empty"), "");
+  writeFileSync(
+    path("deny.txt"),
+    `# deny list\nkey:${"A".repeat(43)}\nsha256:${"B".repeat(43)}\n`,
+  );
+  writeFileSync(path("bad-deny.txt"), "nonsense line\n");
   mkdirSync(path("dir"));
   mkdirSync(path("out"));
   const paths = fc.oneof(
@@ -1084,6 +1096,8 @@ async function createCliTarget(
         "key.pem",
         "secret",
         "empty",
+        "deny.txt",
+        "bad-deny.txt",
         "dir",
         "data",
         "missing/sub",
@@ -1116,8 +1130,13 @@ async function createCliTarget(
   );
   const valueFor = (flag: string): fc.Arbitrary<string> => {
     const spec = SERVE_FLAGS.find((row) => row.flag === flag);
-    if (["data-dir", "out", "key", "turn-secret-file"].includes(flag)) {
+    if (
+      ["data-dir", "out", "key", "turn-secret-file", "deny-list"].includes(flag)
+    ) {
       return paths;
+    }
+    if (spec?.choices) {
+      return fc.oneof(fc.constantFrom(...spec.choices), freeText);
     }
     if (flag === "registry") {
       return fc.oneof(

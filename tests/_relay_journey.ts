@@ -138,6 +138,7 @@ async function loopback(): Promise<void> {
       port: 0,
       hostname: "127.0.0.1",
       logger: silentLogger,
+      accessLog: "off",
       turn: {
         urls: [`turn:127.0.0.1:${coturn.port}`],
         secret,
@@ -189,6 +190,7 @@ async function loopback(): Promise<void> {
       port: 0,
       hostname: "127.0.0.1",
       logger: silentLogger,
+      accessLog: "off",
     });
     const plain = `${await uploadChat(
       `http://127.0.0.1:${withoutTurn.port}`,
@@ -237,6 +239,7 @@ async function restart(): Promise<void> {
     port: 0,
     hostname: "127.0.0.1",
     logger: silentLogger,
+    accessLog: "off",
     turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 3600 },
   });
   try {
@@ -305,6 +308,7 @@ async function hub(ip: string): Promise<void> {
     port: 0,
     hostname: ip,
     logger: silentLogger,
+    accessLog: "off",
     turn: { urls: [`turn:${ip}:${coturn.port}`], secret, ttlSeconds: 600 },
   });
   try {

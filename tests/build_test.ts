@@ -20,7 +20,13 @@ import { publicKeyFromSeed } from "../src/pod/ed25519.ts";
 import { encodePrivateKeyPem } from "../src/pod/keys.ts";
 import { verifyPod } from "../src/pod/verify.ts";
 import { encodeBase64Url } from "../src/_encoding.ts";
-import { CHROMIUM } from "./_chat_journey_config.ts";
+import {
+  CHROMIUM,
+  chromiumNotice,
+  hasChromium,
+  inCi,
+  runJourney,
+} from "./_browser.ts";
 import { cli, newSeed } from "./_helpers.ts";
 import { tempDir } from "./contract/_support.ts";
 
@@ -469,38 +475,7 @@ Deno.test("serving never loads the bundler: build/ and esbuild are dynamic impor
   }
 });
 
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(Deno.env.get("CI"));
-if (!hasChromium) {
-  console.error(
-    `\n!!! ${CHROMIUM} is missing: the built pod's browser test ${
-      inCi ? "FAILS in CI" : "is SKIPPED"
-    }.\n!!! Install Debian's Chromium: sudo apt-get install -y chromium\n`,
-  );
-}
-
-async function run(
-  command: string,
-  args: string[],
-): Promise<{ code: number; output: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(command, {
-    args,
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder();
-  return { code, output: text.decode(stdout) + text.decode(stderr) };
-}
-
-async function canIsolate(): Promise<boolean> {
-  if (Deno.uid() !== 0) return false;
-  try {
-    return (await run("unshare", ["-n", "sh", "-c", "ip link set lo up"]))
-      .code === 0;
-  } catch {
-    return false;
-  }
-}
+chromiumNotice("the built pod's browser test");
 
 Deno.test({
   name:
@@ -511,27 +486,9 @@ Deno.test({
       hasChromium,
       `${CHROMIUM} is missing: apt-get install -y chromium`,
     );
-    const journey = new URL("./_build_journey.ts", import.meta.url).pathname;
-    // Fetch every module first: the namespace has no route to any registry.
-    const cached = await run(Deno.execPath(), ["cache", journey]);
-    assert.equal(cached.code, 0, cached.output);
-    const command = [Deno.execPath(), "run", "-A", journey];
-    const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
-      .join(" ");
-    const isolated = await canIsolate();
-    if (!isolated) {
-      console.error(
-        "note: running the browser test without a network namespace",
-      );
-    }
-    const result = isolated
-      ? await run("unshare", [
-        "-n",
-        "sh",
-        "-c",
-        `ip link set lo up && exec ${quoted}`,
-      ])
-      : await run(command[0]!, command.slice(1));
+    const result = await runJourney(
+      new URL("./_build_journey.ts", import.meta.url).pathname,
+    );
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /journey ok/);
   },

@@ -3,12 +3,17 @@
 // and the whole of it in real Chromium (_client_journey.ts, in a child
 // process inside a network namespace when it can).
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
 import { createSignalServer } from "../src/adapters/deno.ts";
 import { joinRoom, type Room } from "../src/client/mod.ts";
 import { silentLogger } from "../src/log.ts";
 import { MemoryRegistry } from "../src/registries/memory.ts";
-import { CHROMIUM } from "./_chat_journey_config.ts";
+import {
+  CHROMIUM,
+  chromiumNotice,
+  hasChromium,
+  inCi,
+  runJourney,
+} from "./_browser.ts";
 import { bundleClient } from "./_client_bundle.ts";
 import { startServer } from "./_helpers.ts";
 
@@ -204,49 +209,13 @@ Deno.test("Room asks for fresh ICE servers before its TURN credentials expire", 
 // ---- Chromium -----------------------------------------------------------
 
 const JOURNEY = new URL("./_client_journey.ts", import.meta.url).pathname;
-const hasChromium = existsSync(CHROMIUM);
-const inCi = Boolean(Deno.env.get("CI"));
 // ICE runs on this address of a veth pair made in the namespace; the ICE
 // restart step removes it and puts it back.
 const CUT = "pb0/10.77.0.1/24";
 const VETH = "ip link add pb0 type veth peer name pb1 && " +
   "ip addr add 10.77.0.1/24 dev pb0 && ip link set pb0 up && ip link set pb1 up";
 
-if (!hasChromium) {
-  console.error(
-    `\n!!! ${CHROMIUM} is missing: the browser client test ${
-      inCi ? "FAILS in CI" : "is SKIPPED"
-    }.\n!!! Install Debian's Chromium: sudo apt-get install -y chromium\n`,
-  );
-}
-
-async function run(
-  cmd: string,
-  args: string[],
-): Promise<{ code: number; output: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(cmd, {
-    args,
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder();
-  return { code, output: text.decode(stdout) + text.decode(stderr) };
-}
-
-async function namespaceSetup(): Promise<string | null> {
-  if (Deno.uid() !== 0) return null;
-  const tries = [`ip link set lo up && ${VETH}`, "ip link set lo up"];
-  for (const setup of tries) {
-    try {
-      if ((await run("unshare", ["-n", "sh", "-c", setup])).code === 0) {
-        return setup;
-      }
-    } catch {
-      return null;
-    }
-  }
-  return null;
-}
+chromiumNotice("the browser client test");
 
 Deno.test({
   name: "client in Chromium: mesh, 5 MB, ICE restart, broker restart, glare",
@@ -256,27 +225,22 @@ Deno.test({
       hasChromium,
       `${CHROMIUM} is missing: apt-get install -y chromium`,
     );
-    // Fetch every module first: the namespace has no route to any registry.
-    const cached = await run(Deno.execPath(), ["cache", JOURNEY]);
-    assert.equal(cached.code, 0, cached.output);
-    const setup = await namespaceSetup();
-    const cut = setup?.includes("veth") ? ["--cut", CUT] : [];
-    const journey = [Deno.execPath(), "run", "-A", JOURNEY, ...cut];
-    if (!cut.length) {
+    const result = await runJourney(
+      JOURNEY,
+      (setup) => setup?.includes("veth") ? ["--cut", CUT] : [],
+      [`ip link set lo up && ${VETH}`, "ip link set lo up"],
+    );
+    const cut = result.setup?.includes("veth") ?? false;
+    if (!cut) {
       console.error(
         "note: no network namespace with a veth pair: the ICE restart step is skipped",
       );
     }
-    const quoted = journey.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
-      .join(" ");
-    const result = setup
-      ? await run("unshare", ["-n", "sh", "-c", `${setup} && exec ${quoted}`])
-      : await run(journey[0]!, journey.slice(1));
     assert.equal(result.code, 0, result.output);
     for (const step of ["mesh", "5 MB", "broker restart", "glare"]) {
       assert.match(result.output, new RegExp(`^${step} ok$`, "m"));
     }
-    if (cut.length) assert.match(result.output, /^ICE restart ok$/m);
+    if (cut) assert.match(result.output, /^ICE restart ok$/m);
     assert.match(result.output, /client journey ok/);
   },
 });

@@ -8,32 +8,19 @@
 //    a third that runs coturn and the broker with forwarding off. The
 //    browsers reach the hub but not each other: they chat through the relay.
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
-import { CHROMIUM } from "./_chat_journey_config.ts";
+import {
+  chromiumNotice,
+  hasChromium,
+  inCi,
+  run,
+  runJourney,
+} from "./_browser.ts";
 import { haveCoturn } from "./_coturn.ts";
 
 const JOURNEY = new URL("./_relay_journey.ts", import.meta.url).pathname;
-const inCi = Boolean(Deno.env.get("CI"));
-const hasChromium = existsSync(CHROMIUM);
+chromiumNotice("the relay browser test");
 const have = haveCoturn() && hasChromium;
-if (!hasChromium) {
-  console.error(
-    `\n!!! ${CHROMIUM} is missing: the relay browser tests ${
-      inCi ? "FAIL in CI" : "are SKIPPED"
-    }.\n`,
-  );
-}
 const isRoot = Deno.uid() === 0;
-
-async function run(cmd: string, args: string[]) {
-  const { code, stdout, stderr } = await new Deno.Command(cmd, {
-    args,
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder();
-  return { code, output: text.decode(stdout) + text.decode(stderr) };
-}
 
 async function ip(...args: string[]): Promise<void> {
   const result = await run("ip", args);
@@ -56,20 +43,7 @@ const journey = (...args: string[]) => [
 
 /** Runs the journey's `mode` in a loopback-only namespace (as root). */
 async function inLoopback(mode: string): Promise<Record<string, unknown>> {
-  // Fetch every module first: the namespace has no route to any registry.
-  const cached = await run(Deno.execPath(), ["cache", JOURNEY]);
-  assert.equal(cached.code, 0, cached.output);
-  const command = journey(mode);
-  const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
-    .join(" ");
-  const result = isRoot
-    ? await run("unshare", [
-      "-n",
-      "sh",
-      "-c",
-      `ip link set lo up && exec ${quoted}`,
-    ])
-    : await run(command[0]!, command.slice(1));
+  const result = await runJourney(JOURNEY, [mode]);
   assert.equal(result.code, 0, result.output);
   assert.match(result.output, /relay journey ok/);
   const [summary] = results(result.output);

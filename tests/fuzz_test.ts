@@ -142,12 +142,14 @@ async function captureCli(
 Deno.test("runCli() keeps a usage error on one line when the bad value holds a line break", async () => {
   // The value is echoed as given: a newline, carriage return or vertical tab
   // in it splits the one-line message.
-  for (const bad of ["a\nb", "a\rb", "\u000b"]) {
+  // U+0085 (NEL) and U+2028/U+2029 are line breaks too (the 1M run found
+  // NEL in a --script-policy value).
+  for (const bad of ["a\nb", "a\rb", "\u000b", "a\u0085b", "a\u2028b"]) {
     const { code, stderr } = await captureCli(["delete", bad]);
     assert.equal(code, 2);
     assert.match(stderr, /^pod-broker: .* \(see --help\)\n$/);
     assert.equal(
-      /[\r\n\v\f\u2028\u2029]/.test(stderr.slice(0, -1)),
+      /[\r\n\v\f\u0085\u2028\u2029]/.test(stderr.slice(0, -1)),
       false,
       JSON.stringify(stderr),
     );
