@@ -337,6 +337,10 @@ async function peer(url: string, name: string): Promise<void> {
       timeout: 30_000,
     });
     const firstMessageMs = performance.now() - tab.startedAt;
+    // The route shown settles with the selected pair: wait for it.
+    await tab.page.locator(
+      `#peers li[data-peer-id="${otherId}"][data-route="relayed"]`,
+    ).waitFor({ timeout: 10_000 }).catch(() => {});
     const pair = await pairOf(tab, otherId);
     const route = await other.getAttribute("data-route");
     // Let the other side receive our message before the page goes away.
