@@ -238,10 +238,11 @@ export function createBroker(options: ResolvedOptions): Broker {
     const length = answer instanceof Response
       ? answer.headers.get("Content-Length")
       : null;
-    const bytes = length === null || !(answer instanceof Response) ||
-        answer.body === null
-      ? null
-      : Number(length);
+    // Never `answer.body`: reading it turns a byte body into a stream,
+    // which takes Deno.serve off its fast path.
+    const bodiless = request.method === "HEAD" || status === 204 ||
+      status === 304;
+    const bytes = length === null ? null : bodiless ? 0 : Number(length);
     if (metrics !== null) {
       metrics.request({
         route,

@@ -47,12 +47,16 @@ export async function handlePod(
 ): Promise<Response> {
   const record = await findRecord(context, id);
   const etag = `"${record.sha256}"`;
-  const headers = new Headers(await podHeadersFor(record, context));
-  headers.set("ETag", etag);
+  // One list, validated once by the Response (a Headers object and then
+  // set() calls would validate every value twice).
+  const headers: [string, string][] = [
+    ...await podHeadersFor(record, context),
+    ["ETag", etag],
+  ];
   if (matchesEtag(request.headers.get("If-None-Match"), etag)) {
     return new Response(null, { status: 304, headers });
   }
-  headers.set("Content-Length", String(record.blobSize));
+  headers.push(["Content-Length", String(record.blobSize)]);
   if (request.method === "HEAD") {
     return new Response(null, { status: 200, headers });
   }
