@@ -66,7 +66,7 @@ export function formatAccessLine(entry: AccessLogEntry): string {
   // Written by hand (once per request): every value is a number, null, or a
   // string checked to need no escaping, except the route and the address,
   // which go through JSON.stringify.
-  const time = new Date(entry.time).toISOString();
+  const time = isoTime(Number(entry.time));
   // Methods are tokens; anything else (or a very long one) is not echoed.
   const method = METHOD.test(entry.method) ? entry.method : "OTHER";
   const route = entry.route === null
@@ -98,11 +98,43 @@ export type AccessLogSink = (line: string) => void;
  */
 export function stdoutAccessLogSink(line: string): void {
   if (stdoutGone) return;
+  if (!guarded) {
+    // A closed standard output (a pipe whose reader went away) must not
+    // take the broker down: the access log stops, the broker goes on. What
+    // waits is written when the process exits.
+    guarded = true;
+    process.stdout.on("error", () => {
+      stdoutGone = true;
+    });
+    process.once("exit", flushAccessLog);
+  }
   pending.push(line);
-  if (pending.length === 1) setTimeout(flushAccessLog, 0);
+  if (pending.length === 1) setTimeout(flushAccessLog, FLUSH_MS);
+  else if (pending.length >= FLUSH_LINES) flushAccessLog();
 }
 
-/** Lines not yet written: one write per turn of the event loop, not per line. */
+/**
+ * Lines wait up to this long, so that a busy broker writes a batch at a
+ * time instead of a line per request (a write per line cost about a third
+ * of the CPU of serving a small pod).
+ */
+const FLUSH_MS = 50;
+/** ... or until this many are waiting. */
+const FLUSH_LINES = 512;
+
+/** The ISO time of the last millisecond formatted, reused within it. */
+let lastMs = Number.NaN;
+let lastIso = "";
+function isoTime(time: number): string {
+  const ms = Math.floor(time);
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+/** Lines not yet written. */
 const pending: string[] = [];
 let guarded = false;
 let stdoutGone = false;
@@ -111,15 +143,6 @@ function flushAccessLog(): void {
   if (pending.length === 0 || stdoutGone) return;
   const text = `${pending.join("\n")}\n`;
   pending.length = 0;
-  if (!guarded) {
-    // A closed standard output (a pipe whose reader went away) must not
-    // take the broker down: the access log stops, the broker goes on.
-    guarded = true;
-    process.stdout.on("error", () => {
-      stdoutGone = true;
-    });
-    process.once("exit", flushAccessLog);
-  }
   try {
     process.stdout.write(text);
   } catch {

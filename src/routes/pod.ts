@@ -10,6 +10,7 @@ import type { Logger } from "../log.ts";
 import { appendPodHeaders } from "../pod_headers.ts";
 import { BrokerError } from "../problem.ts";
 import type { ScriptHashCache } from "../script_hashes.ts";
+import { POD_CACHE_MAX_ENTRY_BYTES, PodResponseCache } from "./pod_cache.ts";
 import type { DenyList } from "../deny_list.ts";
 import type { PodHeaderOptions, PodRecord, Registry } from "../types.ts";
 
@@ -61,20 +62,45 @@ export async function handlePod(
     return new Response(null, { status: 200, headers });
   }
   const { registry } = context;
-  const body = registry.getBlobStream
+  // Counting hits must never slow or fail the response.
+  const countHit = () =>
+    Promise.resolve()
+      .then(() => registry.bumpHits(id))
+      .catch((error) =>
+        context.logger("warn", "Cannot count a hit", { id, error })
+      );
+  const cache = cacheOf(context);
+  const cached = cache.get(id, record.sha256);
+  if (cached !== null) {
+    countHit();
+    return cached;
+  }
+  // Small pods are read whole (and kept ready); large ones are streamed.
+  const small = record.blobSize <= POD_CACHE_MAX_ENTRY_BYTES;
+  const body = registry.getBlobStream && !small
     ? await registry.getBlobStream(id)
     : await registry.getBlob(id);
   if (body === null) throw notFound(id);
-  // Counting hits must never slow or fail the response.
-  Promise.resolve()
-    .then(() => registry.bumpHits(id))
-    .catch((error) =>
-      context.logger("warn", "Cannot count a hit", { id, error })
-    );
-  return new Response(
+  countHit();
+  const response = new Response(
     body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>,
     { status: 200, headers },
   );
+  return body instanceof Uint8Array
+    ? cache.put(id, record.sha256, response, body.length)
+    : response;
+}
+
+/** Ready responses, one cache per header context (base URL and options). */
+const CACHES = new WeakMap<PodContext, PodResponseCache>();
+
+function cacheOf(context: PodContext): PodResponseCache {
+  let cache = CACHES.get(context);
+  if (cache === undefined) {
+    cache = new PodResponseCache();
+    CACHES.set(context, cache);
+  }
+  return cache;
 }
 
 /**

@@ -696,3 +696,46 @@ test("POST /pods accepts a pod signed with a key from openssl genpkey", async (a
     base64Url(await api.publicKeyFromSeed(seed)),
   );
 });
+
+test("GET /:id from the ready-response cache: same bytes every time, gone at once when deleted or denied, headers per base URL", async (api) => {
+  const registry = new api.MemoryRegistry();
+  const denyList = new api.DenyList();
+  await using t = await startServer(api, {
+    registry,
+    denyList,
+    trustProxy: true,
+  });
+  const pods = [await signedPod(api), await signedPod(api)];
+  const ids: string[] = [];
+  for (const pod of pods) {
+    const created = await upload(t.url, pod);
+    ids.push((await created.json()).id);
+  }
+  // Many times over (the later ones from the cache): exact bytes, counted.
+  for (let i = 0; i < 5; i++) {
+    const got = await fetch(`${t.url}/${ids[0]}`);
+    assert.equal(got.status, 200);
+    sameBytes(new Uint8Array(await got.arrayBuffer()), pods[0]!);
+  }
+  const meta = await (await fetch(`${t.url}/${ids[0]}/meta`)).json();
+  assert.equal(meta.hits, 5);
+  // The content policy names each request's own signaling URL.
+  for (const host of ["a.example", "b.example", "a.example"]) {
+    const got = await fetch(`${t.url}/${ids[0]}`, {
+      headers: { "X-Forwarded-Host": host },
+    });
+    await got.body?.cancel();
+    const csp = got.headers.get("Content-Security-Policy") ?? "";
+    assert.match(csp, new RegExp(`ws://${host.replace(".", "\\.")}/signal`));
+  }
+  // Taken down: 410 at once, cached or not.
+  assert.equal(await registry.deletePod(ids[0]!), true);
+  await assertProblem(await fetch(`${t.url}/${ids[0]}`), 410, "pod_deleted");
+  (await fetch(`${t.url}/${ids[1]}`)).body?.cancel();
+  denyList.replace({
+    contents: [
+      (await (await fetch(`${t.url}/${ids[1]}/meta`)).json()).contentSha256,
+    ],
+  });
+  await assertProblem(await fetch(`${t.url}/${ids[1]}`), 410, "pod_deleted");
+});
