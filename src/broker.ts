@@ -10,7 +10,7 @@
 import type { Logger } from "./log.ts";
 import type { ResolvedOptions } from "./options.ts";
 import { PodError } from "./pod/errors.ts";
-import { BrokerError, problem } from "./problem.ts";
+import { BrokerError, isUnavailable, problem } from "./problem.ts";
 import { handleHealth } from "./routes/health.ts";
 import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
 import { handleUpload } from "./routes/upload.ts";
@@ -370,7 +370,16 @@ function toProblem(error: unknown, logger: Logger): Response {
     if (error.status >= 500 && error.code !== "busy") {
       logger("error", error.message, { code: error.code, error: error.cause });
     }
-    return problem(error.code, error.message);
+    return problem(error.code, error.message, undefined, error.status);
+  }
+  if (isUnavailable(error)) {
+    logger("warn", "The registry is unreachable", { error });
+    return problem(
+      "storage_failed",
+      "Cannot answer now: the registry is unreachable, try again shortly",
+      undefined,
+      503,
+    );
   }
   logger("error", "Unexpected error", { error });
   return problem(

@@ -13,7 +13,7 @@ import { DEFAULT_MAX_BLOB_BYTES } from "./options.ts";
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "./pod/errors.ts";
 import { type VerifiedPod, verifyPod } from "./pod/verify.ts";
-import { BrokerError } from "./problem.ts";
+import { BrokerError, isUnavailable } from "./problem.ts";
 import type { PodRecord, Registry } from "./types.ts";
 
 /** Options of {@linkcode createPod}. */
@@ -105,6 +105,13 @@ export async function storePod(
     await registry.putPod(record, blob);
     return record;
   } catch (cause) {
+    if (isUnavailable(cause)) {
+      throw new BrokerError(
+        "storage_failed",
+        "Cannot store the pod: the registry is unreachable, try again shortly",
+        { cause, status: 503 },
+      );
+    }
     throw new BrokerError(
       "storage_failed",
       "Cannot store the pod in the registry",

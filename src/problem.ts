@@ -63,12 +63,27 @@ export class BrokerError extends Error {
    * @param detail What went wrong, for a human.
    * @param options Standard error options (`cause`).
    */
-  constructor(code: ProblemCode, detail: string, options?: ErrorOptions) {
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    options?: ErrorOptions & { status?: number },
+  ) {
     super(detail, options);
     this.name = "BrokerError";
     this.code = code;
-    this.status = PROBLEM_CODES[code].status;
+    this.status = options?.status ?? PROBLEM_CODES[code].status;
   }
+}
+
+/** Titles of the statuses a code may be sent with besides its own. */
+const STATUS_TITLES: Record<number, string> = { 503: "Service Unavailable" };
+
+/**
+ * Whether `error` says its store is unreachable for now (a registry sets
+ * `unavailable: true` on such errors): the broker answers 503.
+ */
+export function isUnavailable(error: unknown): boolean {
+  return (error as { unavailable?: unknown })?.unavailable === true;
 }
 
 /**
@@ -77,6 +92,8 @@ export class BrokerError extends Error {
  * @param code The stable error code; it fixes the status and title.
  * @param detail What went wrong, for a human.
  * @param headers Extra response headers (for example `Allow`).
+ * @param status The status, when not the code's own (`storage_failed` is 503
+ * while the registry is unreachable).
  * @returns The problem response.
  *
  * @example A 404 problem
@@ -93,9 +110,12 @@ export function problem(
   code: ProblemCode,
   detail: string,
   headers?: Record<string, string>,
+  status: number = PROBLEM_CODES[code].status,
 ): Response {
-  const { status, title } = PROBLEM_CODES[code];
-  if (code === "busy") {
+  const title = status === PROBLEM_CODES[code].status
+    ? PROBLEM_CODES[code].title
+    : STATUS_TITLES[status] ?? PROBLEM_CODES[code].title;
+  if (code === "busy" || status === 503) {
     headers = { "Retry-After": `${BUSY_RETRY_AFTER_SECONDS}`, ...headers };
   }
   const body = JSON.stringify({

@@ -13,7 +13,7 @@ import {
 } from "../src/registries/postgres.ts";
 import { childPod } from "./_pg_upload_child.ts";
 import { havePostgres, startPostgres, type TestPostgres } from "./_postgres.ts";
-import { MOD, signedPod, upload } from "./_helpers.ts";
+import { MOD, signedPod, startServer, upload } from "./_helpers.ts";
 import {
   assertSameBytes,
   pseudoRandomBytes,
@@ -356,6 +356,50 @@ pgTest(
       assertSameBytes(await registry.getBlob("after0000001"), blob, "after");
       assertSameBytes(await registry.getBlob("before000001"), blob, "before");
       assert.equal(await registry.getRecord("during000001"), null);
+    } finally {
+      await registry.close();
+    }
+  },
+);
+
+pgTest(
+  "broker on PostgresRegistry: while PostgreSQL is down uploads and pods answer 503 storage_failed with Retry-After; then it recovers",
+  async () => {
+    const { registry } = await freshRegistry();
+    await using t = await startServer({ registry });
+    try {
+      const created = await upload(t.url, await signedPod());
+      assert.equal(created.status, 201);
+      const { id } = await created.json();
+      await server().stopServer();
+      try {
+        for (
+          const response of [
+            await upload(t.url, await signedPod()),
+            await fetch(`${t.url}/${id}`),
+            await fetch(`${t.url}/${id}/meta`),
+          ]
+        ) {
+          assert.equal(response.status, 503);
+          assert.equal(response.headers.get("Retry-After"), "2");
+          const body = await response.json();
+          assert.equal(body.code, "storage_failed");
+          assert.equal(body.status, 503);
+          assert.ok(!JSON.stringify(body).includes(server().password));
+        }
+        const health = await fetch(`${t.url}/health`);
+        assert.equal(health.status, 200);
+        await health.body?.cancel();
+      } finally {
+        await server().startServer();
+      }
+      // The same broker, without a restart.
+      const again = await upload(t.url, await signedPod());
+      assert.equal(again.status, 201);
+      await again.body?.cancel();
+      const got = await fetch(`${t.url}/${id}`);
+      assert.equal(got.status, 200);
+      await got.body?.cancel();
     } finally {
       await registry.close();
     }

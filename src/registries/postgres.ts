@@ -505,6 +505,13 @@ export class PostgresRegistry implements Registry {
     if (typeof code === "string") {
       Object.assign(wrapped, { code: this.#scrub(code) });
     }
+    // The server is away (or going away): the broker answers 503, not 500.
+    if (
+      typeof code === "string" &&
+      (UNREACHABLE.has(code) || /^(08|57P0)/.test(code))
+    ) {
+      Object.assign(wrapped, { unavailable: true });
+    }
     return wrapped;
   }
 
