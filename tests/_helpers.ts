@@ -62,6 +62,7 @@ export interface BrokerProcess extends AsyncDisposable {
 export async function spawnBroker(
   args: string[],
   cwd?: string,
+  env: Record<string, string> = {},
 ): Promise<BrokerProcess> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
@@ -69,7 +70,7 @@ export async function spawnBroker(
     stdin: "null",
     stdout: "null",
     stderr: "piped",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).spawn();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   const release = async () => {
