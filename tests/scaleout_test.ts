@@ -4,6 +4,12 @@
 // counted once for both, peers on A and B share a session and signal each
 // other, and a takedown on the shared database is seen by both.
 import assert from "node:assert/strict";
+import {
+  CHROMIUM,
+  chromiumNotice,
+  hasChromium,
+  runJourney,
+} from "./_browser.ts";
 import { cli, MOD, signedPod, spawnBroker, upload } from "./_helpers.ts";
 import { havePostgres, startPostgres } from "./_postgres.ts";
 import { haveRedis, startRedis } from "./_redis.ts";
@@ -100,5 +106,25 @@ Deno.test({
     }
     assert.equal(await a.stop(), 0);
     assert.equal(await b.stop(), 0);
+  },
+});
+
+chromiumNotice("the scale-out browser test");
+
+Deno.test({
+  name:
+    "scale-out: a pod opened through broker A chats with one opened through broker B",
+  ignore: (!have || !hasChromium) && !inCi,
+  async fn() {
+    assert.ok(have, "PostgreSQL and Redis are needed");
+    assert.ok(
+      hasChromium,
+      `${CHROMIUM} is missing: apt-get install -y chromium`,
+    );
+    const result = await runJourney(
+      new URL("./_scaleout_journey.ts", import.meta.url).pathname,
+    );
+    assert.equal(result.code, 0, result.output);
+    assert.match(result.output, /journey ok/);
   },
 });
