@@ -188,10 +188,12 @@ async function transpileSuite(project: string, version: string) {
     [
       'import process from "node:process";',
       'import * as pkg from "pod-broker";',
+      'import { createRedisBus } from "pod-broker/bus-redis";',
       'import { CASES } from "./contract/mod.mjs";',
       'import { runCases } from "./contract/_run.mjs";',
       "const api = {",
       "  ...pkg,",
+      "  createRedisBus,",
       '  runtime: "node",',
       `  cli: [${JSON.stringify(bin)}],`,
       `  version: ${JSON.stringify(version)},`,

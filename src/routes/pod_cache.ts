@@ -14,9 +14,9 @@
  */
 
 /** Largest pod kept (larger ones are streamed from the registry). */
-export const POD_CACHE_MAX_ENTRY_BYTES = 1024 * 1024;
+export const POD_CACHE_MAX_ENTRY_BYTES: number = 1024 * 1024;
 /** Bytes of pods kept at once, least recently used dropped first. */
-export const POD_CACHE_BUDGET_BYTES = 64 * 1024 * 1024;
+export const POD_CACHE_BUDGET_BYTES: number = 64 * 1024 * 1024;
 
 interface Entry {
   sha256: string;

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import type * as Core from "../../src/core.ts";
+import type * as BusRedis from "../../src/signaling/bus_redis.ts";
 import type { CreateSignalServer } from "../../src/cli.ts";
 import type {
   Registry,
@@ -29,6 +30,8 @@ export type Runtime = "deno" | "node";
 export type ContractApi = typeof Core & {
   /** The runtime's server: `adapters/deno.ts` or `adapters/node.ts`. */
   createSignalServer: CreateSignalServer;
+  /** The Redis bus (the `bus-redis` subpath of the package). */
+  createRedisBus: typeof BusRedis.createRedisBus;
   /** Which runtime this is. */
   runtime: Runtime;
   /** The command line that runs the `pod-broker` CLI, without its arguments. */

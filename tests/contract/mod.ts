@@ -8,6 +8,7 @@ import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
@@ -21,6 +22,7 @@ export const CASES: readonly ContractCase[] = [
   ...OPERATIONS_CASES,
   ...SIGNALING_CASES,
   ...ICE_CASES,
+  ...SCALEOUT_CASES,
   ...CLI_CASES,
 ];
 
