@@ -4,6 +4,7 @@
 // here to the Deno build.
 import config from "../deno.json" with { type: "json" };
 import * as mod from "../src/mod.ts";
+import { PostgresRegistry } from "../src/registries/postgres.ts";
 import { createRedisBus } from "../src/signaling/bus_redis.ts";
 import type { SignPodOptions } from "../src/pod/sign.ts";
 import type { SignalServerOptions } from "../src/types.ts";
@@ -23,6 +24,7 @@ export const MOD: string = new URL("../src/mod.ts", import.meta.url).pathname;
 export const DENO_API: support.ContractApi = {
   ...mod,
   createRedisBus,
+  PostgresRegistry,
   runtime: "deno",
   cli: [Deno.execPath(), "run", "-A", MOD],
   version: config.version,

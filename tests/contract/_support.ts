@@ -12,6 +12,7 @@ import { join } from "node:path";
 import process from "node:process";
 import type * as Core from "../../src/core.ts";
 import type * as BusRedis from "../../src/signaling/bus_redis.ts";
+import type * as RegistryPostgres from "../../src/registries/postgres.ts";
 import type { CreateSignalServer } from "../../src/cli.ts";
 import type {
   Registry,
@@ -32,6 +33,8 @@ export type ContractApi = typeof Core & {
   createSignalServer: CreateSignalServer;
   /** The Redis bus (the `bus-redis` subpath of the package). */
   createRedisBus: typeof BusRedis.createRedisBus;
+  /** The PostgreSQL registry (the `registry-postgres` subpath). */
+  PostgresRegistry: typeof RegistryPostgres.PostgresRegistry;
   /** Which runtime this is. */
   runtime: Runtime;
   /** The command line that runs the `pod-broker` CLI, without its arguments. */

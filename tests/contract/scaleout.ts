@@ -3,14 +3,16 @@
 // (started here with node:child_process). Runs on Deno and on the npm
 // package under Node 22 (see _support.ts).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chownSync, existsSync, readdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import {
+  assertProblem,
   collect,
+  signedPod,
   sleep,
   startServer,
   tempDir,
@@ -117,6 +119,130 @@ test("bus: peers of one session on two brokers see each other and signal through
     }
   } finally {
     redis.kill("SIGKILL");
+    await exited;
+  }
+});
+
+/** Debian's PostgreSQL server binaries (`/usr/lib/postgresql/N/bin`), or null. */
+function postgresBin(): string | null {
+  const root = "/usr/lib/postgresql";
+  if (!existsSync(root)) return null;
+  for (const version of readdirSync(root).sort().reverse()) {
+    if (existsSync(`${root}/${version}/bin/initdb`)) {
+      return `${root}/${version}/bin`;
+    }
+  }
+  return null;
+}
+
+function chownTree(path: string, uid: number, gid: number): void {
+  chownSync(path, uid, gid);
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) chownTree(child, uid, gid);
+    else chownSync(child, uid, gid);
+  }
+}
+
+async function waitForPort(port: number): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return;
+    assert.ok(attempt < 200, `nothing listens on ${port}`);
+    await sleep(50);
+  }
+}
+
+test("registry: PostgresRegistry behind a broker stores, serves, counts and takes down", async (api) => {
+  const bin = postgresBin();
+  if (bin === null) {
+    if (process.env.CI) throw new Error("PostgreSQL is missing");
+    console.error("\n!!! PostgreSQL is missing: this case is SKIPPED\n");
+    return;
+  }
+  await using dir = await tempDir("pod-broker-pg-");
+  const password = `pw-${crypto.randomUUID()}`;
+  await writeFile(join(dir.path, "pwfile"), `${password}\n`, { mode: 0o600 });
+  // initdb and postgres refuse root: run them as the postgres user.
+  let asUser: string[] = [];
+  if (process.getuid?.() === 0) {
+    const id = (flag: string) =>
+      Number(spawnSync("id", [flag, "postgres"], { encoding: "utf8" }).stdout);
+    const [uid, gid] = [id("-u"), id("-g")];
+    chownTree(dir.path, uid, gid);
+    asUser = [`--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--"];
+  }
+  const run = (program: string, args: string[]) =>
+    asUser.length
+      ? ["/usr/bin/setpriv", [...asUser, `${bin}/${program}`, ...args]] as const
+      : [`${bin}/${program}`, args] as const;
+  const data = join(dir.path, "data");
+  const [initCmd, initArgs] = run("initdb", [
+    "-D",
+    data,
+    "-U",
+    "postgres",
+    `--pwfile=${join(dir.path, "pwfile")}`,
+    "--auth-host=scram-sha-256",
+    "--no-sync",
+  ]);
+  const init = spawnSync(initCmd, initArgs, {
+    encoding: "utf8",
+    env: { ...process.env, LC_ALL: "C" },
+  });
+  assert.equal(init.status, 0, init.stderr);
+  const port = await freePort();
+  const [pgCmd, pgArgs] = run("postgres", [
+    "-D",
+    data,
+    "-p",
+    String(port),
+    "-k",
+    dir.path,
+    "-c",
+    "listen_addresses=127.0.0.1",
+    "-c",
+    "fsync=off",
+  ]);
+  const server = spawn(pgCmd, pgArgs, {
+    stdio: "ignore",
+    env: { ...process.env, LC_ALL: "C" },
+  });
+  const exited = new Promise((resolve) => server.once("exit", resolve));
+  try {
+    await waitForPort(port);
+    const registry = await api.PostgresRegistry.open({
+      url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    });
+    try {
+      await using t = await startServer(api, { registry });
+      const pod = await signedPod(api);
+      const created = await fetch(`${t.url}/pods`, {
+        method: "POST",
+        headers: { "Content-Type": "text/html" },
+        body: pod,
+      });
+      assert.equal(created.status, 201);
+      const { id } = await created.json();
+      const got = await fetch(`${t.url}/${id}`);
+      assert.deepEqual(new Uint8Array(await got.arrayBuffer()), pod);
+      const meta = await (await fetch(`${t.url}/${id}/meta`)).json();
+      assert.equal(meta.blobSize, pod.length);
+      assert.equal(await registry.deletePod(id), true);
+      await assertProblem(await fetch(`${t.url}/${id}`), 410, "pod_deleted");
+    } finally {
+      await registry.close();
+    }
+  } finally {
+    // postgres runs under setpriv, which execs: this pid is the postmaster.
+    server.kill("SIGINT");
     await exited;
   }
 });
