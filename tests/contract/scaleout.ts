@@ -218,9 +218,18 @@ test("registry: PostgresRegistry behind a broker stores, serves, counts and take
   const exited = new Promise((resolve) => server.once("exit", resolve));
   try {
     await waitForPort(port);
-    const registry = await api.PostgresRegistry.open({
-      url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    });
+    // The port accepts connections a moment before the server takes them
+    // (57P03, "the database system is starting up"): try again briefly.
+    const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
+    let registry: InstanceType<typeof api.PostgresRegistry> | undefined;
+    for (let attempt = 0; registry === undefined; attempt++) {
+      try {
+        registry = await api.PostgresRegistry.open({ url });
+      } catch (error) {
+        if (attempt >= 100 || !/57P03/.test(String(error))) throw error;
+        await sleep(50);
+      }
+    }
     try {
       await using t = await startServer(api, { registry });
       const pod = await signedPod(api);
