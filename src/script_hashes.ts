@@ -26,32 +26,9 @@ import {
 } from "parse5";
 import { encodeBase64 } from "./_encoding.ts";
 import { sha256 } from "./_hash.ts";
+import { JAVASCRIPT_TYPES } from "./_script_types.ts";
 
 type Element = DefaultTreeAdapterTypes.Element;
-
-/**
- * The JavaScript MIME type essences of the HTML standard: a `type`
- * attribute equal to one of these (ASCII case-insensitively, surrounding
- * whitespace stripped, no parameters) makes a classic script.
- */
-const JAVASCRIPT_TYPES: ReadonlySet<string> = new Set([
-  "application/ecmascript",
-  "application/javascript",
-  "application/x-ecmascript",
-  "application/x-javascript",
-  "text/ecmascript",
-  "text/javascript",
-  "text/javascript1.0",
-  "text/javascript1.1",
-  "text/javascript1.2",
-  "text/javascript1.3",
-  "text/javascript1.4",
-  "text/javascript1.5",
-  "text/jscript",
-  "text/livescript",
-  "text/x-ecmascript",
-  "text/x-javascript",
-]);
 
 /**
  * Non-JavaScript script types a browser still treats as inline script,

@@ -14,6 +14,7 @@
  */
 
 import { type DefaultTreeAdapterMap, parse } from "parse5";
+import { JAVASCRIPT_TYPES } from "../_script_types.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
@@ -120,27 +121,6 @@ const NOT_INLINED: Record<string, readonly string[]> = {
   input: ["formaction"],
   html: ["manifest"],
 };
-/** The JavaScript MIME types of a classic `<script>` (and the empty type). */
-const JAVASCRIPT_TYPES = new Set([
-  "",
-  "text/javascript",
-  "application/javascript",
-  "application/ecmascript",
-  "application/x-ecmascript",
-  "application/x-javascript",
-  "text/ecmascript",
-  "text/jscript",
-  "text/livescript",
-  "text/x-ecmascript",
-  "text/x-javascript",
-  "text/javascript1.0",
-  "text/javascript1.1",
-  "text/javascript1.2",
-  "text/javascript1.3",
-  "text/javascript1.4",
-  "text/javascript1.5",
-]);
-
 /**
  * Says what a URL from a page or stylesheet is: `remote` (`http:`,
  * `https:`, `//`), `embedded` (empty, a fragment, `data:`, `blob:`,
@@ -259,7 +239,9 @@ function visitElement(element: Element, found: HtmlReference[]): boolean {
         whole("drop", "type");
         return true;
       }
-      if (type !== "module" && !JAVASCRIPT_TYPES.has(type)) return true;
+      if (type !== "module" && type !== "" && !JAVASCRIPT_TYPES.has(type)) {
+        return true;
+      }
       if (attributes.src !== undefined) whole("script", "src");
       else if (type === "module") text();
       return true;

@@ -27,11 +27,10 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { onePositional, parse, print, readText, stderr } from "../cli/io.ts";
+import { onePositional, parse, print, readKey, stderr } from "../cli/io.ts";
 import { UsageError } from "../cli/usage_error.ts";
 import { PodError } from "../pod/errors.ts";
 import { SLOT_LITERAL } from "../pod/format.ts";
-import { decodePrivateKeyPem } from "../pod/keys.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { signPod } from "../pod/sign.ts";
 import {
@@ -537,18 +536,6 @@ export async function runBuild(args: string[]): Promise<number> {
       return 1;
     }
     throw error;
-  }
-}
-
-/** The seed in the key file at `path`; a file that is no key is a usage error. */
-async function readKey(path: string): Promise<Uint8Array> {
-  const text = await readText(path, "key");
-  try {
-    return decodePrivateKeyPem(text);
-  } catch {
-    throw new UsageError(
-      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
-    );
   }
 }
 

@@ -8,6 +8,7 @@
 import { readFile } from "node:fs/promises";
 import process from "node:process";
 import { parseArgs, type ParseArgsConfig } from "node:util";
+import { decodePrivateKeyPem } from "../pod/keys.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** What {@linkcode parse} returns for the flags `T`. */
@@ -77,4 +78,16 @@ export function print(text: string): number {
 /** Writes one line (or more) to standard error. */
 export function stderr(text: string): void {
   process.stderr.write(text);
+}
+
+/** The seed in the key file at `path`; a file that is no key is a usage error. */
+export async function readKey(path: string): Promise<Uint8Array> {
+  const text = await readText(path, "key");
+  try {
+    return decodePrivateKeyPem(text);
+  } catch {
+    throw new UsageError(
+      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
+    );
+  }
 }

@@ -10,7 +10,7 @@ import process from "node:process";
 import { encodeBase64Url } from "../_encoding.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { PodError } from "../pod/errors.ts";
-import { decodePrivateKeyPem, encodePrivateKeyPem } from "../pod/keys.ts";
+import { encodePrivateKeyPem } from "../pod/keys.ts";
 import { signPod } from "../pod/sign.ts";
 import { verifyPod } from "../pod/verify.ts";
 import {
@@ -18,7 +18,7 @@ import {
   parse,
   print,
   readBytes,
-  readText,
+  readKey,
   stderr,
 } from "./io.ts";
 import { UsageError } from "./usage_error.ts";
@@ -140,18 +140,6 @@ export async function publish(args: string[]): Promise<number> {
     return 1;
   }
   return print(`${body.url}\n`);
-}
-
-/** The seed in the key file at `path`; a file that is no key is a usage error. */
-async function readKey(path: string): Promise<Uint8Array> {
-  const text = await readText(path, "key");
-  try {
-    return decodePrivateKeyPem(text);
-  } catch {
-    throw new UsageError(
-      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
-    );
-  }
 }
 
 /** Signs the file at `input`; a file that cannot be a pod is a usage error. */

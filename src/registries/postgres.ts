@@ -23,6 +23,7 @@
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
 import type { PodRecord, Registry } from "../types.ts";
+import { type PodRow, toRecord } from "./_row.ts";
 
 /** Options of {@linkcode PostgresRegistry}. */
 export interface PostgresRegistryOptions {
@@ -87,18 +88,6 @@ export const POSTGRES_SCHEMA_VERSION: number = MIGRATIONS.length;
 
 const COLUMNS =
   "id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at, uploaded_at, hits";
-
-interface Row {
-  id: string;
-  owner_pubkey: string;
-  blob_size: string | number;
-  sha256: string;
-  content_sha256: string;
-  name: string | null;
-  created_at: string | null;
-  uploaded_at: string;
-  hits: string | number;
-}
 
 type Sql = ReturnType<typeof postgres>;
 
@@ -275,7 +264,7 @@ export class PostgresRegistry implements Registry {
     const action = `read pod '${id}'`;
     await this.#ready_(action);
     try {
-      const [row] = await this.#sql<Row[]>`
+      const [row] = await this.#sql<PodRow[]>`
         SELECT ${this.#sql.unsafe(COLUMNS)} FROM pod_broker_pods
         WHERE id = ${id}`;
       return row ? toRecord(row) : null;
@@ -405,10 +394,10 @@ export class PostgresRegistry implements Registry {
     await this.#ready_(action);
     const sql = this.#sql;
     const query = options.owner === undefined
-      ? sql<Row[]>`
+      ? sql<PodRow[]>`
         SELECT ${sql.unsafe(COLUMNS)} FROM pod_broker_pods
         ORDER BY uploaded_at, stored`
-      : sql<Row[]>`
+      : sql<PodRow[]>`
         SELECT ${sql.unsafe(COLUMNS)} FROM pod_broker_pods
         WHERE owner_pubkey = ${options.owner} ORDER BY uploaded_at, stored`;
     const batches = query.cursor(LIST_BATCH)[Symbol.asyncIterator]();
@@ -563,18 +552,4 @@ function secretsOf(url: URL): string[] {
 function fromBase64(text: string): Uint8Array {
   const buffer = Buffer.from(text, "base64");
   return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
-}
-
-function toRecord(row: Row): PodRecord {
-  return {
-    id: row.id,
-    ownerPubkey: row.owner_pubkey,
-    blobSize: Number(row.blob_size),
-    sha256: row.sha256,
-    contentSha256: row.content_sha256,
-    name: row.name,
-    createdAt: row.created_at,
-    uploadedAt: row.uploaded_at,
-    hits: Number(row.hits),
-  };
 }

@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_id.ts";
 import type { PodRecord, Registry } from "../types.ts";
+import { type PodRow, toRecord } from "./_row.ts";
 
 /** Options of {@linkcode SqliteRegistry}. */
 export interface SqliteRegistryOptions {
@@ -43,18 +44,6 @@ CREATE TABLE IF NOT EXISTS deleted (
   id TEXT PRIMARY KEY,
   deleted_at TEXT NOT NULL
 ) STRICT`;
-
-interface Row {
-  id: string;
-  owner_pubkey: string;
-  blob_size: number;
-  sha256: string;
-  content_sha256: string;
-  name: string | null;
-  created_at: string | null;
-  uploaded_at: string;
-  hits: number;
-}
 
 /**
  * Stores pods in `dataDir`, across restarts.
@@ -166,7 +155,7 @@ export class SqliteRegistry implements Registry {
 
   /** The record of `id`, or null. */
   getRecord(id: string): Promise<PodRecord | null> {
-    const row = this.#select.get(id) as Row | undefined;
+    const row = this.#select.get(id) as PodRow | undefined;
     return Promise.resolve(row ? toRecord(row) : null);
   }
 
@@ -245,7 +234,7 @@ export class SqliteRegistry implements Registry {
     const rows = options.owner === undefined
       ? this.#listAll.iterate()
       : this.#listOwner.iterate(options.owner);
-    for (const row of rows) yield toRecord(row as unknown as Row);
+    for (const row of rows) yield toRecord(row as unknown as PodRow);
   }
 
   /** Closes the database. */
@@ -273,20 +262,6 @@ export class SqliteRegistry implements Registry {
 function loadSqlite(): typeof DatabaseSync {
   const require = createRequire(import.meta.url);
   return (require("node:sqlite") as typeof import("node:sqlite")).DatabaseSync;
-}
-
-function toRecord(row: Row): PodRecord {
-  return {
-    id: row.id,
-    ownerPubkey: row.owner_pubkey,
-    blobSize: Number(row.blob_size),
-    sha256: row.sha256,
-    contentSha256: row.content_sha256,
-    name: row.name,
-    createdAt: row.created_at,
-    uploadedAt: row.uploaded_at,
-    hits: Number(row.hits),
-  };
 }
 
 function isNotFound(error: unknown): boolean {

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { connect, type Socket } from "node:net";
+import { createSocket } from "node:dgram";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
@@ -641,4 +642,70 @@ export function spawnBroker(
       (code) => reject(new Error(`The broker ended (${code}): ${log}`)),
     );
   });
+}
+
+/** A port free on 127.0.0.1 right now, for TCP (and UDP too with `udp`). */
+export async function freePort(
+  { udp = false }: { udp?: boolean } = {},
+): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const server = createServer();
+    const port = await new Promise<number>((resolve) =>
+      server.listen(
+        0,
+        "127.0.0.1",
+        () => resolve((server.address() as { port: number }).port),
+      )
+    );
+    await new Promise((resolve) => server.close(resolve));
+    if (!udp) return port;
+    const socket = createSocket("udp4");
+    const free = await new Promise<boolean>((resolve) => {
+      socket.once("error", () => resolve(false));
+      socket.bind(port, "127.0.0.1", () => resolve(true));
+    });
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    if (free) return port;
+  }
+  throw new Error("Cannot find a free port");
+}
+
+/** Waits (at most 10 s) until `what` accepts TCP connections on `port`. */
+export async function waitForPort(port: number, what: string): Promise<void> {
+  for (let attempt = 0;; attempt++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+    if (up) return;
+    assert.ok(attempt < 200, `${what} did not start`);
+    await sleep(50);
+  }
+}
+
+/**
+ * The TURN REST credential for `username`, computed the long way round
+ * (Web Crypto), independently of src/ice.ts.
+ */
+export async function expectedTurnCredential(
+  secret: string,
+  username: string,
+): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-1" },
+    false,
+    ["sign"],
+  );
+  const mac = await crypto.subtle.sign(
+    "HMAC",
+    key,
+    new TextEncoder().encode(username),
+  );
+  return btoa(String.fromCharCode(...new Uint8Array(mac)));
 }

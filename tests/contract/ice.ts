@@ -3,42 +3,25 @@
 // Deno and on the npm package under Node 22 (see _support.ts).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createSocket } from "node:dgram";
 import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import {
   collect,
+  expectedTurnCredential,
+  freePort,
   runCommand,
-  sleep,
   startServer,
   tempDir,
   TestClient,
+  waitForPort,
 } from "./_support.ts";
 
 const { cases, test } = collect();
 
 /** The ICE cases. */
 export const ICE_CASES = cases;
-
-/** HMAC-SHA1 the long way round: WebCrypto, independent of src/ice.ts. */
-async function expectedCredential(secret: string, username: string) {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-1" },
-    false,
-    ["sign"],
-  );
-  const mac = await crypto.subtle.sign(
-    "HMAC",
-    key,
-    new TextEncoder().encode(username),
-  );
-  return btoa(String.fromCharCode(...new Uint8Array(mac)));
-}
 
 test("signaling: joined carries iceServers, ice returns fresh ones, the secret never shows", async (api) => {
   const secret = "turn-secret-" + crypto.randomUUID();
@@ -61,7 +44,7 @@ test("signaling: joined carries iceServers, ice returns fresh ones, the secret n
   assert.ok(Number(expiry) >= before + 120 && Number(expiry) <= after + 120);
   assert.equal(
     turn.credential,
-    await expectedCredential(secret, turn.username),
+    await expectedTurnCredential(secret, turn.username),
   );
 
   await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -72,7 +55,7 @@ test("signaling: joined carries iceServers, ice returns fresh ones, the secret n
   assert.ok(Number(again.username.split(":")[0]) > Number(expiry));
   assert.equal(
     again.credential,
-    await expectedCredential(secret, again.username),
+    await expectedTurnCredential(secret, again.username),
   );
 
   const b = new TestClient(t.wsUrl);
@@ -102,29 +85,6 @@ test("signaling: joined carries an empty iceServers list when none is configured
 const TURNSERVER = "/usr/bin/turnserver";
 const UCLIENT = "/usr/bin/turnutils_uclient";
 
-/** A port free for TCP and UDP on 127.0.0.1 right now. */
-async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const server = createServer();
-    const port = await new Promise<number>((resolve) =>
-      server.listen(
-        0,
-        "127.0.0.1",
-        () => resolve((server.address() as { port: number }).port),
-      )
-    );
-    await new Promise((resolve) => server.close(resolve));
-    const udp = createSocket("udp4");
-    const free = await new Promise<boolean>((resolve) => {
-      udp.once("error", () => resolve(false));
-      udp.bind(port, "127.0.0.1", () => resolve(true));
-    });
-    await new Promise<void>((resolve) => udp.close(() => resolve()));
-    if (free) return port;
-  }
-  throw new Error("Cannot find a free port for coturn");
-}
-
 test("turn: a real coturn allocates with the credentials of a joined frame, and refuses a tampered one", async (api) => {
   if (!existsSync(TURNSERVER) || !existsSync(UCLIENT)) {
     if (process.env.CI) throw new Error(`${TURNSERVER} is missing`);
@@ -133,7 +93,7 @@ test("turn: a real coturn allocates with the credentials of a joined frame, and 
   }
   const secret = `secret-${crypto.randomUUID()}`;
   await using dir = await tempDir("pod-broker-coturn-");
-  const port = await freePort();
+  const port = await freePort({ udp: true });
   // The secret goes in a 0600 file, never on a command line.
   await writeFile(
     join(dir.path, "turnserver.conf"),
@@ -163,19 +123,7 @@ test("turn: a real coturn allocates with the credentials of a joined frame, and 
   });
   const exited = new Promise((resolve) => coturn.once("exit", resolve));
   try {
-    for (let attempt = 0;; attempt++) {
-      const up = await new Promise<boolean>((resolve) => {
-        const socket = connect(port, "127.0.0.1");
-        socket.once("connect", () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.once("error", () => resolve(false));
-      });
-      if (up) break;
-      assert.ok(attempt < 100, "coturn did not start");
-      await sleep(50);
-    }
+    await waitForPort(port, "coturn");
     await using t = await startServer(api, {
       turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 600 },
     });

@@ -6,17 +6,18 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { chownSync, existsSync, readdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
-import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import {
   assertProblem,
   collect,
+  freePort,
   signedPod,
   sleep,
   startServer,
   tempDir,
   TestClient,
+  waitForPort,
 } from "./_support.ts";
 
 const { cases, test } = collect();
@@ -25,19 +26,6 @@ const { cases, test } = collect();
 export const SCALEOUT_CASES = cases;
 
 const REDIS_SERVER = "/usr/bin/redis-server";
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await new Promise<number>((resolve) =>
-    server.listen(
-      0,
-      "127.0.0.1",
-      () => resolve((server.address() as { port: number }).port),
-    )
-  );
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 test("bus: peers of one session on two brokers see each other and signal through Redis", async (api) => {
   if (!existsSync(REDIS_SERVER)) {
@@ -67,19 +55,7 @@ test("bus: peers of one session on two brokers see each other and signal through
   });
   const exited = new Promise((resolve) => redis.once("exit", resolve));
   try {
-    for (let attempt = 0;; attempt++) {
-      const up = await new Promise<boolean>((resolve) => {
-        const socket = connect(port, "127.0.0.1");
-        socket.once("connect", () => {
-          socket.destroy();
-          resolve(true);
-        });
-        socket.once("error", () => resolve(false));
-      });
-      if (up) break;
-      assert.ok(attempt < 100, "redis-server did not start");
-      await sleep(50);
-    }
+    await waitForPort(port, "redis-server");
     const url = `redis://:${password}@127.0.0.1:${port}`;
     const busA = await api.createRedisBus({ url });
     const busB = await api.createRedisBus({ url });
@@ -144,22 +120,6 @@ function chownTree(path: string, uid: number, gid: number): void {
   }
 }
 
-async function waitForPort(port: number): Promise<void> {
-  for (let attempt = 0;; attempt++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (up) return;
-    assert.ok(attempt < 200, `nothing listens on ${port}`);
-    await sleep(50);
-  }
-}
-
 test("registry: PostgresRegistry behind a broker stores, serves, counts and takes down", async (api) => {
   const bin = postgresBin();
   if (bin === null) {
@@ -217,7 +177,7 @@ test("registry: PostgresRegistry behind a broker stores, serves, counts and take
   });
   const exited = new Promise((resolve) => server.once("exit", resolve));
   try {
-    await waitForPort(port);
+    await waitForPort(port, "PostgreSQL");
     // The port accepts connections a moment before the server takes them
     // (57P03, "the database system is starting up"): try again briefly.
     const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
