@@ -143,6 +143,7 @@ export function createBroker(options: ResolvedOptions): Broker {
         signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
         logger: options.logger,
         denyList: options.denyList,
+        podCacheBytes: options.podCacheBytes,
       };
     }
     return lastContext;

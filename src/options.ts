@@ -151,6 +151,17 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: "an upload that sends no byte for this long gets 408 upload_timeout",
   },
   {
+    key: "podCacheBytes",
+    flag: "pod-cache-bytes",
+    arg: "N",
+    kind: "integer",
+    default: 67_108_864,
+    min: 0,
+    max: MAX,
+    help:
+      "bytes of small pods (up to 1 MiB each) kept as ready responses, least recently used dropped first; 0 turns the cache off (the default is 64 MiB)",
+  },
+  {
     key: "headersTimeoutMs",
     flag: "headers-timeout-ms",
     arg: "N",
@@ -434,6 +445,8 @@ export interface ResolvedOptions {
   uploadTimeoutMs: number;
   /** Longest wait for a whole request head (Node build). */
   headersTimeoutMs: number;
+  /** Bytes of pods kept as ready responses. */
+  podCacheBytes: number;
   /** Pod header overrides. */
   podHeaderOptions: PodHeaderOptions;
   /** Signaling limits. */
@@ -562,6 +575,7 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
     maxUploadBytesInFlight: out.maxUploadBytesInFlight as number,
     uploadTimeoutMs: out.uploadTimeoutMs as number,
     headersTimeoutMs: out.headersTimeoutMs as number,
+    podCacheBytes: out.podCacheBytes as number,
     podHeaderOptions: out.podHeaderOptions as PodHeaderOptions,
     signaling,
     iceServers,

@@ -151,6 +151,11 @@ export interface SignalServerOptions {
    * timeout. @default {20000}
    */
   headersTimeoutMs?: number;
+  /**
+   * Bytes of small pods (up to 1 MiB each) kept as ready responses, least
+   * recently used dropped first; 0 turns the cache off. @default {67108864}
+   */
+  podCacheBytes?: number;
   /** Pod response headers. */
   podHeaderOptions?: PodHeaderOptions;
   /** Signaling limits. */

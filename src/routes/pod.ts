@@ -28,6 +28,8 @@ export interface PodContext {
   logger: Logger;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList?: DenyList | null;
+  /** Bytes of pods kept as ready responses (0: none). */
+  podCacheBytes: number;
 }
 
 /**
@@ -97,7 +99,7 @@ const CACHES = new WeakMap<PodContext, PodResponseCache>();
 function cacheOf(context: PodContext): PodResponseCache {
   let cache = CACHES.get(context);
   if (cache === undefined) {
-    cache = new PodResponseCache();
+    cache = new PodResponseCache(context.podCacheBytes);
     CACHES.set(context, cache);
   }
   return cache;

@@ -15,8 +15,6 @@
 
 /** Largest pod kept (larger ones are streamed from the registry). */
 export const POD_CACHE_MAX_ENTRY_BYTES: number = 1024 * 1024;
-/** Bytes of pods kept at once, least recently used dropped first. */
-export const POD_CACHE_BUDGET_BYTES: number = 64 * 1024 * 1024;
 
 interface Entry {
   sha256: string;
@@ -30,8 +28,11 @@ export class PodResponseCache {
   #bytes = 0;
   readonly #budget: number;
 
-  /** @param budget Bytes of pods kept at once. */
-  constructor(budget: number = POD_CACHE_BUDGET_BYTES) {
+  /**
+   * @param budget Bytes of pods kept at once, least recently used dropped
+   * first (the `podCacheBytes` option); 0 keeps none.
+   */
+  constructor(budget: number) {
     this.#budget = budget;
   }
 
