@@ -63,20 +63,35 @@ const METHOD = /^[A-Za-z]{1,16}$/;
  * ```
  */
 export function formatAccessLine(entry: AccessLogEntry): string {
+  return format(entry, true);
+}
+
+/** The JSON of each route seen (a handful: the route table's patterns). */
+const routeJson = new Map<string, string>();
+const ROUTE_JSON_MAX = 64;
+
+function jsonOfRoute(route: string): string {
+  let json = routeJson.get(route);
+  if (json === undefined) {
+    json = JSON.stringify(route.split(/[?#]/)[0]);
+    if (routeJson.size < ROUTE_JSON_MAX) routeJson.set(route, json);
+  }
+  return json;
+}
+
+function format(entry: AccessLogEntry, withIp: boolean): string {
   // Written by hand (once per request): every value is a number, null, or a
   // string checked to need no escaping, except the route and the address,
   // which go through JSON.stringify.
   const time = isoTime(Number(entry.time));
   // Methods are tokens; anything else (or a very long one) is not echoed.
   const method = METHOD.test(entry.method) ? entry.method : "OTHER";
-  const route = entry.route === null
-    ? "null"
-    : JSON.stringify(entry.route.split(/[?#]/)[0]);
+  const route = entry.route === null ? "null" : jsonOfRoute(entry.route);
   const podId = typeof entry.podId === "string" && POD_ID.test(entry.podId)
     ? `"${entry.podId}"`
     : "null";
   const durationMs = Math.round(entry.durationMs * 1000) / 1000;
-  const ip = typeof entry.ip === "string"
+  const ip = withIp && typeof entry.ip === "string"
     ? `,"ip":${JSON.stringify(entry.ip)}`
     : "";
   return `{"time":"${time}","method":"${method}","route":${route},"status":${
@@ -186,9 +201,8 @@ export function createAccessLog(
   const sink = options.sink ?? stdoutAccessLogSink;
   const includeIp = options.includeIp ?? false;
   return (entry) => {
-    const { ip, ...rest } = entry;
     try {
-      sink(formatAccessLine(includeIp && ip !== undefined ? entry : rest));
+      sink(format(entry, includeIp));
     } catch {
       // Losing a log line is better than failing the request it describes.
     }

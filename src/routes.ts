@@ -12,16 +12,20 @@ export interface Admission {
   origin: string | null;
 }
 
-/** What a handler gets: the request, its parsed URL and the path parameter. */
+/** What a handler gets: the request, its base URL and the path parameter. */
 export interface RouteRequest {
   /** The request. */
   request: Request;
-  /** Its URL, parsed once. */
-  url: URL;
   /** The public base URL for it, without a trailing slash (found once). */
   baseUrl: string;
   /** The `:id` segment, or "" for routes without one. */
   id: string;
+  /**
+   * Set by a handler that knows its answer's body size, so that the access
+   * log and metrics need not read the response's headers (which costs a
+   * `Headers` object per request).
+   */
+  bodyBytes?: number;
 }
 
 /** Answers one method of one route. `/signal` may answer with an admission. */
@@ -47,45 +51,63 @@ export interface RouteMatch {
   id: string;
 }
 
+/** Finds the route of a path (a URL's pathname), or null. */
+export type RouteMatcher = (path: string) => RouteMatch | null;
+
 /**
- * Finds the route of `path`: exact patterns first, then those with `:id`
- * (one path segment).
+ * Compiles the route table into a matcher: exact patterns first (one map
+ * lookup), then those with one `:id` segment, in table order.
  *
  * @param routes The table.
- * @param path The URL's pathname.
- * @returns The match, or null for an unknown path.
+ * @returns The matcher.
+ * @throws {TypeError} When a pattern has more than one `:id`.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { matchRoute } from "./routes.ts";
+ * import { createRouteMatcher } from "./routes.ts";
  *
- * const routes = [{ pattern: "/:id/meta", methods: {}, cors: true }];
- * assert.equal(matchRoute(routes, "/abc/meta")?.id, "abc");
- * assert.equal(matchRoute(routes, "/abc"), null);
+ * const match = createRouteMatcher([
+ *   { pattern: "/health", methods: {}, cors: true },
+ *   { pattern: "/:id/meta", methods: {}, cors: true },
+ * ]);
+ * assert.equal(match("/abc/meta")?.id, "abc");
+ * assert.equal(match("/health")?.id, "");
+ * assert.equal(match("/abc"), null);
+ * assert.equal(match("//meta"), null);
  * ```
  */
-export function matchRoute(
-  routes: readonly Route[],
-  path: string,
-): RouteMatch | null {
+export function createRouteMatcher(routes: readonly Route[]): RouteMatcher {
+  const exact = new Map<string, RouteMatch>();
+  const withId: { route: Route; prefix: string; suffix: string }[] = [];
   for (const route of routes) {
-    if (route.pattern === path) return { route, id: "" };
+    const parts = route.pattern.split(":id");
+    if (parts.length > 2) {
+      throw new TypeError(`Route '${route.pattern}' has more than one :id`);
+    }
+    if (parts.length === 1) {
+      if (!exact.has(route.pattern)) {
+        exact.set(route.pattern, Object.freeze({ route, id: "" }));
+      }
+    } else {
+      withId.push({ route, prefix: parts[0]!, suffix: parts[1]! });
+    }
   }
-  const segments = path.split("/");
-  for (const route of routes) {
-    const parts = partsOf(route);
-    if (parts.length !== segments.length || !parts.includes(":id")) continue;
-    let id = "";
-    const matches = parts.every((part, i) => {
-      const segment = segments[i]!;
-      if (part !== ":id") return part === segment;
-      id = segment;
-      return segment !== "";
-    });
-    if (matches) return { route, id };
-  }
-  return null;
+  return (path) => {
+    const found = exact.get(path);
+    if (found !== undefined) return found;
+    for (const { route, prefix, suffix } of withId) {
+      const end = path.length - suffix.length;
+      if (
+        end > prefix.length && path.startsWith(prefix) &&
+        path.endsWith(suffix)
+      ) {
+        const id = path.slice(prefix.length, end);
+        if (!id.includes("/")) return { route, id };
+      }
+    }
+    return null;
+  };
 }
 
 /**
@@ -99,16 +121,4 @@ export function allowedMethods(route: Route): string {
   const methods = Object.keys(route.methods);
   if (route.cors) methods.push("OPTIONS");
   return methods.join(", ");
-}
-
-/** Each route's pattern split into segments, once. */
-const PARTS = new WeakMap<Route, readonly string[]>();
-
-function partsOf(route: Route): readonly string[] {
-  let parts = PARTS.get(route);
-  if (parts === undefined) {
-    parts = route.pattern.split("/");
-    PARTS.set(route, parts);
-  }
-  return parts;
 }

@@ -57,6 +57,13 @@ export interface Registry {
   deletePod?(id: string): Promise<boolean>;
   /** Optional: whether `id` was removed by `deletePod`. */
   isDeleted?(id: string): Promise<boolean>;
+  /**
+   * Optional fast path: the record of `id` read without waiting (a
+   * registry in memory, or a synchronous database handle), or null when
+   * there is none. Serving a hot pod then needs no promise at all. The
+   * broker never modifies what it returns.
+   */
+  getRecordNow?(id: string): Readonly<PodRecord> | null;
   /** Optional: the live records, oldest first, of one owner key or all. */
   listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
   /** Optional: releases connections and handles. */

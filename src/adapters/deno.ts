@@ -5,7 +5,7 @@
  * @module
  */
 
-import { createBroker } from "../broker.ts";
+import { type Admission, createBroker } from "../broker.ts";
 import { METRICS_CONTENT_TYPE } from "../metrics.ts";
 import { resolveOptions } from "../options.ts";
 import type { SignalServer, SignalServerOptions } from "../types.ts";
@@ -46,8 +46,17 @@ export function createSignalServer(
     port: resolved.port,
     hostname: resolved.hostname,
     onListen: () => resolve(),
-  }, async (request) => {
-    const answer = await broker.handle(request);
+  }, (request) => {
+    const answer = broker.handle(request);
+    // A hot pod comes back synchronously and is returned as is.
+    if (answer instanceof Response) return answer;
+    if (answer instanceof Promise) {
+      return answer.then((answer) => upgrade(request, answer));
+    }
+    return upgrade(request, answer);
+  });
+
+  function upgrade(request: Request, answer: Response | Admission): Response {
     if (answer instanceof Response) return answer;
     const { socket, response } = Deno.upgradeWebSocket(request, {
       idleTimeout,
@@ -73,7 +82,7 @@ export function createSignalServer(
       broker.metrics?.socketClosed(event.code);
     };
     return response;
-  });
+  }
 
   // Metrics on their own listener, never behind the public port.
   const metricsServer = resolved.metrics === null ? null : Deno.serve(

@@ -41,6 +41,11 @@ export class MemoryRegistry implements Registry {
     return Promise.resolve(record ? { ...record } : null);
   }
 
+  /** The stored record of `id` itself (not a copy), or null. */
+  getRecordNow(id: string): Readonly<PodRecord> | null {
+    return this.#records.get(id) ?? null;
+  }
+
   /** The blob of `id`, or null. */
   getBlob(id: string): Promise<Uint8Array | null> {
     return Promise.resolve(this.#blobs.get(id) ?? null);

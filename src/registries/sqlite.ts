@@ -155,8 +155,13 @@ export class SqliteRegistry implements Registry {
 
   /** The record of `id`, or null. */
   getRecord(id: string): Promise<PodRecord | null> {
+    return Promise.resolve(this.getRecordNow(id));
+  }
+
+  /** The record of `id`, read synchronously (node:sqlite is), or null. */
+  getRecordNow(id: string): PodRecord | null {
     const row = this.#select.get(id) as PodRow | undefined;
-    return Promise.resolve(row ? toRecord(row) : null);
+    return row ? toRecord(row) : null;
   }
 
   /** The blob of `id`, read whole, or null. */

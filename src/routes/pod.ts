@@ -12,6 +12,7 @@ import { BrokerError } from "../problem.ts";
 import type { ScriptHashCache } from "../script_hashes.ts";
 import { POD_CACHE_MAX_ENTRY_BYTES, PodResponseCache } from "./pod_cache.ts";
 import type { DenyList } from "../deny_list.ts";
+import type { RouteRequest } from "../routes.ts";
 import type { PodHeaderOptions, PodRecord, Registry } from "../types.ts";
 
 /** What the pod routes need from the broker. */
@@ -35,20 +36,57 @@ export interface PodContext {
 /**
  * Serves a pod: 200 with the stored bytes (streamed when the registry can),
  * 304 when `If-None-Match` matches; HEAD has GET's headers and no body.
+ * Sets `input.bodyBytes`.
  *
- * @param request The GET or HEAD request.
- * @param id The path segment.
+ * @param input The GET or HEAD request and the path segment.
  * @param context Registry, headers and logger.
  * @returns The pod response.
  * @throws {BrokerError} `pod_not_found`, or `pod_deleted` for a pod taken
  * down.
  */
-export async function handlePod(
-  request: Request,
-  id: string,
+export function handlePod(
+  input: RouteRequest,
+  context: PodContext,
+): Response | Promise<Response> {
+  const { request, id } = input;
+  const { registry } = context;
+  // The hot path, without a promise: a plain GET of a pod whose 200 is
+  // ready, from a registry that can answer at once.
+  if (
+    request.method === "GET" && registry.getRecordNow !== undefined &&
+    isPodId(id)
+  ) {
+    const record = registry.getRecordNow(id);
+    if (record !== null && request.headers.get("If-None-Match") === null) {
+      refuseDenied(context, record);
+      const cached = cacheOf(context).get(id, record.sha256);
+      if (cached !== null) {
+        countHit(context, id);
+        input.bodyBytes = record.blobSize;
+        return cached;
+      }
+    }
+  }
+  return servePod(input, context);
+}
+
+async function servePod(
+  input: RouteRequest,
   context: PodContext,
 ): Promise<Response> {
+  const { request, id } = input;
   const record = await findRecord(context, id);
+  const ifNoneMatch = request.headers.get("If-None-Match");
+  const get = request.method === "GET";
+  const cache = cacheOf(context);
+  if (ifNoneMatch === null && get) {
+    const cached = cache.get(id, record.sha256);
+    if (cached !== null) {
+      countHit(context, id);
+      input.bodyBytes = record.blobSize;
+      return cached;
+    }
+  }
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
@@ -56,34 +94,24 @@ export async function handlePod(
     ...await podHeadersFor(record, context),
     ["ETag", etag],
   ];
-  if (matchesEtag(request.headers.get("If-None-Match"), etag)) {
+  if (matchesEtag(ifNoneMatch, etag)) {
+    input.bodyBytes = 0;
     return new Response(null, { status: 304, headers });
   }
   headers.push(["Content-Length", String(record.blobSize)]);
-  if (request.method === "HEAD") {
+  if (!get) {
+    input.bodyBytes = 0;
     return new Response(null, { status: 200, headers });
   }
   const { registry } = context;
-  // Counting hits must never slow or fail the response.
-  const countHit = () =>
-    Promise.resolve()
-      .then(() => registry.bumpHits(id))
-      .catch((error) =>
-        context.logger("warn", "Cannot count a hit", { id, error })
-      );
-  const cache = cacheOf(context);
-  const cached = cache.get(id, record.sha256);
-  if (cached !== null) {
-    countHit();
-    return cached;
-  }
   // Small pods are read whole (and kept ready); large ones are streamed.
   const small = record.blobSize <= POD_CACHE_MAX_ENTRY_BYTES;
   const body = registry.getBlobStream && !small
     ? await registry.getBlobStream(id)
     : await registry.getBlob(id);
   if (body === null) throw notFound(id);
-  countHit();
+  countHit(context, id);
+  input.bodyBytes = record.blobSize;
   const response = new Response(
     body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>,
     { status: 200, headers },
@@ -91,6 +119,17 @@ export async function handlePod(
   return body instanceof Uint8Array
     ? cache.put(id, record.sha256, response, body.length)
     : response;
+}
+
+/** Counts a hit; a registry that fails to count never fails the response. */
+function countHit({ registry, logger }: PodContext, id: string): void {
+  const report = (error: unknown) =>
+    logger("warn", "Cannot count a hit", { id, error });
+  try {
+    registry.bumpHits(id).catch(report);
+  } catch (error) {
+    report(error);
+  }
 }
 
 /** Ready responses, one cache per header context (base URL and options). */
@@ -134,26 +173,34 @@ export async function handleMeta(
 }
 
 async function findRecord(
-  { registry, denyList }: PodContext,
+  context: PodContext,
   id: string,
 ): Promise<PodRecord> {
+  const { registry } = context;
   // A malformed id never reaches the registry.
   if (!isPodId(id)) throw notFound(id);
   const record = await registry.getRecord(id);
-  if (record !== null && denyList?.denies(record)) {
-    throw new BrokerError(
-      "pod_deleted",
-      `Cannot serve pod '${id}': it was taken down by the operator`,
-    );
+  if (record !== null) {
+    refuseDenied(context, record);
+    return record;
   }
-  if (record !== null) return record;
-  if (await registry.isDeleted?.(id)) {
-    throw new BrokerError(
-      "pod_deleted",
-      `Cannot serve pod '${id}': it was taken down by the operator`,
-    );
-  }
+  if (await registry.isDeleted?.(id)) throw takenDown(id);
   throw notFound(id);
+}
+
+/** Throws `pod_deleted` when the deny list matches the pod. */
+function refuseDenied(
+  { denyList }: PodContext,
+  record: Readonly<PodRecord>,
+): void {
+  if (denyList?.denies(record)) throw takenDown(record.id);
+}
+
+function takenDown(id: string): BrokerError {
+  return new BrokerError(
+    "pod_deleted",
+    `Cannot serve pod '${id}': it was taken down by the operator`,
+  );
 }
 
 /** The headers every pod gets in one context, built once per context. */
