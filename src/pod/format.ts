@@ -18,6 +18,9 @@ export const SLOT_END = "</script>";
 const SLOT = new TextEncoder().encode(SLOT_LITERAL);
 const END = new TextEncoder().encode(SLOT_END);
 const LESS_THAN = 0x3c;
+// One decoder each, reused: without `stream`, decode() keeps no state.
+const LATIN1 = new TextDecoder("latin1");
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Where a pod's manifest payload sits, and what it decodes to. */
 export interface ParsedPod {
@@ -100,7 +103,7 @@ export function locatePayload(
  */
 export function parsePod(bytes: Uint8Array): ParsedPod {
   const { payloadStart, payloadEnd } = locatePayload(bytes);
-  const payload = new TextDecoder("latin1").decode(
+  const payload = LATIN1.decode(
     bytes.subarray(payloadStart, payloadEnd),
   );
   const decoded = decodeBase64(payload);
@@ -112,11 +115,7 @@ export function parsePod(bytes: Uint8Array): ParsedPod {
   }
   let json: unknown;
   try {
-    json = JSON.parse(
-      new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
-        decoded,
-      ),
-    );
+    json = JSON.parse(UTF8.decode(decoded));
   } catch (cause) {
     throw new PodError(
       "manifest_malformed",

@@ -40,6 +40,7 @@ const MEMBERS = new Set([
   "name",
   "createdAt",
 ]);
+const ENCODER = new TextEncoder();
 const RFC3339_UTC =
   /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d+)?Z$/;
 
@@ -109,7 +110,7 @@ export function signedMessage(
       ",",
     ) +
     "}";
-  return new TextEncoder().encode(SIGNING_CONTEXT + json);
+  return ENCODER.encode(SIGNING_CONTEXT + json);
 }
 
 /**
