@@ -1,6 +1,7 @@
 // The pod format v1: format.ts (slot and payload), manifest.ts (schema and
 // signed message), sign.ts (signPod) and verify.ts (the ordered checks).
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import {
   decodeBase64,
   decodeBase64Url,
@@ -218,6 +219,52 @@ Deno.test("findSlots() finds every slot literal and verifyPod() rejects a second
   // Even an empty second slot counts.
   const empty = concat(SLOT_LITERAL, SLOT_END, one);
   assert.equal(await verdict(empty), "manifest_malformed");
+});
+
+Deno.test("findSlots() finds what a byte-by-byte search finds, wherever the literal and its look-alikes sit", () => {
+  const slot = encoder.encode(SLOT_LITERAL);
+  const naive = (bytes: Uint8Array) => {
+    const found: number[] = [];
+    for (let at = 0; at + slot.length <= bytes.length;) {
+      if (slot.every((byte, i) => bytes[at + i] === byte)) {
+        found.push(at);
+        at += slot.length;
+      } else at += 1;
+    }
+    return found;
+  };
+  // Pieces that stress the skip: the literal, its prefixes and suffixes,
+  // its last byte alone, and filler.
+  const pieces = [
+    slot,
+    slot.subarray(0, 20),
+    slot.subarray(1),
+    slot.subarray(slot.length - 1),
+    encoder.encode("<p>x</p>"),
+    encoder.encode("\u{1F600}>"),
+  ];
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.tuple(
+          fc.nat({ max: pieces.length - 1 }),
+          // Filler made of the literal's own bytes: many near misses.
+          fc.array(fc.constantFrom(...slot), { maxLength: 70 }),
+        ),
+        { maxLength: 12 },
+      ),
+      (parts) => {
+        const bytes = concat(
+          ...parts.flatMap(([i, filler]) => [
+            new Uint8Array(filler),
+            pieces[i]!,
+          ]),
+        );
+        assert.deepEqual(findSlots(bytes), naive(bytes));
+      },
+    ),
+    { numRuns: 3_000 },
+  );
 });
 
 Deno.test("parsePod() rejects a payload not closed by </script> as manifest_malformed", async () => {

@@ -57,9 +57,8 @@ export async function handleUpload(
       }': a pod is sent as text/html`,
     );
   }
-  const announced = length !== null && /^\d+$/.test(length)
-    ? Number(length)
-    : maxBlobBytes;
+  const known = length !== null && /^\d+$/.test(length);
+  const announced = known ? Number(length) : maxBlobBytes;
   const release = context.budget.reserve(announced);
   if (release === null) {
     throw new BrokerError(
@@ -68,9 +67,9 @@ export async function handleUpload(
     );
   }
   try {
-    const { blob, sha256 } = length !== null && announced <= WHOLE_BODY_BYTES
+    const { blob, sha256 } = known && announced <= WHOLE_BODY_BYTES
       ? await readSmallBody(request, context.uploadTimeoutMs)
-      : await readBody(request.body, announced, context);
+      : await readBody(request.body, announced, known, context);
     const record = await storePod(context.registry, blob, {
       maxBlobBytes,
       sha256,
@@ -147,14 +146,18 @@ async function readSmallBody(
  * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
  * and failing with `upload_timeout` when no byte comes for
  * `uploadTimeoutMs`. Memory grows with the bytes received, never with what
- * the client announced: a resizable buffer reserves address space only,
- * grows in place, and ends as a fixed buffer without a copy. The SHA-256
- * of the blob is computed as the chunks arrive, while the network is the
- * bottleneck, instead of in a second pass.
+ * the client announced: a body with a `Content-Length` goes into a buffer
+ * of that size, which is address space until written (both runtimes get
+ * zeroed memory as fresh pages the kernel commits on first write), and
+ * whose bytes become the blob without a copy; a chunked body goes into a
+ * resizable buffer that grows in steps, copied once to a fixed one at the
+ * end. The SHA-256 of the blob is computed as the chunks arrive, while the
+ * network is the bottleneck, instead of in a second pass.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
+  known: boolean,
   context: UploadContext,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
   const hash = createHash("sha256");
@@ -162,11 +165,12 @@ async function readBody(
     return { blob: new Uint8Array(0), sha256: new Uint8Array(hash.digest()) };
   }
   const max = context.maxBlobBytes;
-  // Address space for what was announced (HTTP framing ends the body
-  // there), or for the limit when the body is chunked.
-  const buffer = new ArrayBuffer(0, {
-    maxByteLength: Math.min(announced, max),
-  });
+  // HTTP framing ends a body with a length there; a chunked one may go on
+  // to the limit.
+  const capacity = Math.min(announced, max);
+  const buffer = known
+    ? new ArrayBuffer(capacity)
+    : new ArrayBuffer(0, { maxByteLength: capacity });
   const reader = body.getReader();
   let size = 0;
   try {
@@ -176,23 +180,33 @@ async function readBody(
         context.uploadTimeoutMs,
       );
       if (done) break;
-      if (size + value.length > buffer.maxByteLength) {
+      const end = size + value.length;
+      if (end > capacity) {
         await reader.cancel().catch(() => {});
         throw tooLarge("The body", max);
       }
-      buffer.resize(size + value.length);
+      if (end > buffer.byteLength) {
+        buffer.resize(
+          Math.min(capacity, Math.max(end, 2 * buffer.byteLength, GROW_BYTES)),
+        );
+      }
       new Uint8Array(buffer, size, value.length).set(value);
       hash.update(value);
-      size += value.length;
+      size = end;
     }
   } finally {
     reader.releaseLock();
   }
   return {
-    blob: new Uint8Array(buffer.transferToFixedLength(size)),
+    blob: known
+      ? new Uint8Array(buffer, 0, size)
+      : new Uint8Array(buffer.transferToFixedLength(size)),
     sha256: new Uint8Array(hash.digest()),
   };
 }
+
+/** The smallest step a chunked body's buffer grows by. */
+const GROW_BYTES = 1024 * 1024;
 
 /** The next chunk, or `upload_timeout` (and the body cancelled) after `ms`. */
 async function readWithin(
