@@ -19,6 +19,9 @@ import { randomAlphanumeric } from "../_id.ts";
 import type { PodRecord, Registry } from "../types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
 
+/** How long counted hits wait before they are written together. */
+const HITS_WRITE_MS = 1_000;
+
 /** Options of {@linkcode SqliteRegistry}. */
 export interface SqliteRegistryOptions {
   /** Directory for `pods.sqlite` and `blobs/`; created when missing. */
@@ -69,6 +72,9 @@ export class SqliteRegistry implements Registry {
   #isDeleted: StatementSync;
   #listAll: StatementSync;
   #listOwner: StatementSync;
+  /** Hits counted since the last write, by pod id. */
+  #hits = new Map<string, number>();
+  #hitsTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Opens (or creates) the registry in `dataDir` and removes what a crash
@@ -98,7 +104,7 @@ export class SqliteRegistry implements Registry {
     );
     this.#select = this.#db.prepare("SELECT * FROM pods WHERE id = ?");
     this.#bump = this.#db.prepare(
-      "UPDATE pods SET hits = hits + 1 WHERE id = ?",
+      "UPDATE pods SET hits = hits + ? WHERE id = ?",
     );
     this.#delete = this.#db.prepare("DELETE FROM pods WHERE id = ?");
     this.#tombstone = this.#db.prepare(
@@ -158,10 +164,16 @@ export class SqliteRegistry implements Registry {
     return Promise.resolve(this.getRecordNow(id));
   }
 
-  /** The record of `id`, read synchronously (node:sqlite is), or null. */
+  /**
+   * The record of `id`, read synchronously (node:sqlite is), or null; its
+   * `hits` include those not yet written.
+   */
   getRecordNow(id: string): PodRecord | null {
     const row = this.#select.get(id) as PodRow | undefined;
-    return row ? toRecord(row) : null;
+    if (row === undefined) return null;
+    const record = toRecord(row);
+    record.hits += this.#hits.get(id) ?? 0;
+    return record;
   }
 
   /** The blob of `id`, read whole, or null. */
@@ -203,10 +215,48 @@ export class SqliteRegistry implements Registry {
     });
   }
 
-  /** Counts one more hit for `id`. */
+  /**
+   * Counts one more hit for `id`. Hits are written together, at most a
+   * second after the first one, in one transaction: a
+   * durable write per `GET` would cost more than serving the pod. Reads
+   * include the hits not yet written; a crash loses at most that long of
+   * them.
+   */
   bumpHits(id: string): Promise<void> {
-    this.#bump.run(id);
+    this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
+    if (this.#hitsTimer === undefined) {
+      this.#hitsTimer = setTimeout(() => this.#writeHits(), HITS_WRITE_MS);
+      // Counting hits never keeps a process alive.
+      (this.#hitsTimer as { unref?: () => void }).unref?.();
+      if (typeof this.#hitsTimer === "number") {
+        (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno
+          ?.unrefTimer(this.#hitsTimer);
+      }
+    }
     return Promise.resolve();
+  }
+
+  /** Writes the hits counted so far; those that fail wait for the next try. */
+  #writeHits(): void {
+    clearTimeout(this.#hitsTimer);
+    this.#hitsTimer = undefined;
+    if (this.#hits.size === 0 || !this.#db.isOpen) return;
+    const hits = this.#hits;
+    this.#hits = new Map();
+    try {
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        for (const [id, count] of hits) this.#bump.run(count, id);
+        this.#db.exec("COMMIT");
+      } catch (error) {
+        this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    } catch {
+      for (const [id, count] of hits) {
+        this.#hits.set(id, (this.#hits.get(id) ?? 0) + count);
+      }
+    }
   }
 
   /**
@@ -244,6 +294,9 @@ export class SqliteRegistry implements Registry {
 
   /** Closes the database. */
   close(): void {
+    this.#writeHits();
+    clearTimeout(this.#hitsTimer);
+    this.#hitsTimer = undefined;
     if (this.#db.isOpen) this.#db.close();
   }
 
