@@ -21,6 +21,14 @@ import { type PodRow, toRecord } from "./_row.ts";
 
 /** How long counted hits wait before they are written together. */
 const HITS_WRITE_MS = 1_000;
+/**
+ * How long a record read is reused. A pod deleted by this registry is
+ * forgotten at once; one deleted by another process (`pod-broker delete`)
+ * stops being served within this time, well inside the second promised.
+ */
+const RECORD_REUSE_MS = 250;
+/** Most records kept for reuse (oldest dropped first). */
+const RECORD_REUSE_MAX = 10_000;
 
 /** Options of {@linkcode SqliteRegistry}. */
 export interface SqliteRegistryOptions {
@@ -75,6 +83,8 @@ export class SqliteRegistry implements Registry {
   /** Hits counted since the last write, by pod id. */
   #hits = new Map<string, number>();
   #hitsTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Records read lately, with when: serving a hot pod reads no row. */
+  #recent = new Map<string, { record: PodRecord; at: number }>();
 
   /**
    * Opens (or creates) the registry in `dataDir` and removes what a crash
@@ -166,14 +176,29 @@ export class SqliteRegistry implements Registry {
 
   /**
    * The record of `id`, read synchronously (node:sqlite is), or null; its
-   * `hits` include those not yet written.
+   * `hits` include those not yet written. A record read in the last 250 ms
+   * is reused (see `RECORD_REUSE_MS`).
    */
   getRecordNow(id: string): PodRecord | null {
-    const row = this.#select.get(id) as PodRow | undefined;
-    if (row === undefined) return null;
-    const record = toRecord(row);
-    record.hits += this.#hits.get(id) ?? 0;
-    return record;
+    const now = Date.now();
+    let recent = this.#recent.get(id);
+    if (recent === undefined || now - recent.at > RECORD_REUSE_MS) {
+      const row = this.#select.get(id) as PodRow | undefined;
+      if (row === undefined) {
+        this.#recent.delete(id);
+        return null;
+      }
+      recent = { record: toRecord(row), at: now };
+      this.#recent.delete(id);
+      this.#recent.set(id, recent);
+      if (this.#recent.size > RECORD_REUSE_MAX) {
+        this.#recent.delete(this.#recent.keys().next().value!);
+      }
+    }
+    return {
+      ...recent.record,
+      hits: recent.record.hits + (this.#hits.get(id) ?? 0),
+    };
   }
 
   /** The blob of `id`, read whole, or null. */
@@ -248,6 +273,11 @@ export class SqliteRegistry implements Registry {
       try {
         for (const [id, count] of hits) this.#bump.run(count, id);
         this.#db.exec("COMMIT");
+        // What is kept for reuse now has them written.
+        for (const [id, count] of hits) {
+          const recent = this.#recent.get(id);
+          if (recent !== undefined) recent.record.hits += count;
+        }
       } catch (error) {
         this.#db.exec("ROLLBACK");
         throw error;
@@ -265,6 +295,7 @@ export class SqliteRegistry implements Registry {
    * broker runs on the same directory. Whether there was a pod.
    */
   async deletePod(id: string): Promise<boolean> {
+    this.#recent.delete(id);
     this.#db.exec("BEGIN IMMEDIATE");
     let changes;
     try {
