@@ -13,6 +13,7 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { clearTimeout, setTimeout } from "node:timers";
 import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_id.ts";
@@ -252,11 +253,7 @@ export class SqliteRegistry implements Registry {
     if (this.#hitsTimer === undefined) {
       this.#hitsTimer = setTimeout(() => this.#writeHits(), HITS_WRITE_MS);
       // Counting hits never keeps a process alive.
-      (this.#hitsTimer as { unref?: () => void }).unref?.();
-      if (typeof this.#hitsTimer === "number") {
-        (globalThis as { Deno?: { unrefTimer(id: number): void } }).Deno
-          ?.unrefTimer(this.#hitsTimer);
-      }
+      this.#hitsTimer.unref();
     }
     return Promise.resolve();
   }

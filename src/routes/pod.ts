@@ -59,12 +59,8 @@ export function handlePod(
     const record = registry.getRecordNow(id);
     if (record !== null && request.headers.get("If-None-Match") === null) {
       refuseDenied(context, record);
-      const cached = cacheOf(context).get(id, record.sha256);
-      if (cached !== null) {
-        countHit(context, id);
-        input.bodyBytes = record.blobSize;
-        return cached;
-      }
+      const ready = readyResponse(input, context, record);
+      if (ready !== null) return ready;
     }
   }
   return servePod(input, context);
@@ -78,14 +74,9 @@ async function servePod(
   const record = await findRecord(context, id);
   const ifNoneMatch = request.headers.get("If-None-Match");
   const get = request.method === "GET";
-  const cache = cacheOf(context);
   if (ifNoneMatch === null && get) {
-    const cached = cache.get(id, record.sha256);
-    if (cached !== null) {
-      countHit(context, id);
-      input.bodyBytes = record.blobSize;
-      return cached;
-    }
+    const ready = readyResponse(input, context, record);
+    if (ready !== null) return ready;
   }
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
@@ -117,8 +108,21 @@ async function servePod(
     { status: 200, headers },
   );
   return body instanceof Uint8Array
-    ? cache.put(id, record.sha256, response, body.length)
+    ? cacheOf(context).put(id, record.sha256, response, body.length)
     : response;
+}
+
+/** A copy of the pod's ready `200`, its hit counted, or null. */
+function readyResponse(
+  input: RouteRequest,
+  context: PodContext,
+  record: Readonly<PodRecord>,
+): Response | null {
+  const cached = cacheOf(context).get(record.id, record.sha256);
+  if (cached === null) return null;
+  countHit(context, record.id);
+  input.bodyBytes = record.blobSize;
+  return cached;
 }
 
 /** Counts a hit; a registry that fails to count never fails the response. */
