@@ -20,7 +20,7 @@ import {
   installTarball,
   nodePath,
   ROOT,
-} from "../tests/_npm_package.ts";
+} from "../tests/support/npm_package.ts";
 
 const SHARED = join(ROOT, "..", "shared", "bench");
 const only = Deno.args.includes("--only")

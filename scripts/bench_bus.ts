@@ -12,12 +12,12 @@
 
 import { parseArgs } from "node:util";
 import { createSignalServer } from "../src/adapters/deno.ts";
-import { silentLogger } from "../src/log.ts";
+import { silentLogger } from "../src/_util/log.ts";
 import { MemoryRegistry } from "../src/registries/memory.ts";
-import type { Bus } from "../src/signaling/bus.ts";
-import { createRedisBus } from "../src/signaling/bus_redis.ts";
-import type { SignalServer, SignalServerOptions } from "../src/types.ts";
-import { haveRedis, startRedis } from "../tests/_redis.ts";
+import type { Bus } from "../src/signaling/bus/mod.ts";
+import { createRedisBus } from "../src/signaling/bus/redis.ts";
+import type { SignalServer, SignalServerOptions } from "../src/config/types.ts";
+import { haveRedis, startRedis } from "../tests/support/redis.ts";
 
 const { values } = parseArgs({
   options: {

@@ -10,7 +10,7 @@
  *   (those of the last run all, older ones sampled, all of them at the end),
  *   no temporary file is left, and blobs and records match one to one.
  *
- * Prints the figures and exits 1 on any violation. `tests/crash_test.ts`
+ * Prints the figures and exits 1 on any violation. `tests/e2e/crash_test.ts`
  * runs a small version (`runCrashLoop`).
  *
  * Usage: `deno task crash-loop [--kills N] [--concurrency N] [--node]`
@@ -23,8 +23,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { DatabaseSync } from "node:sqlite";
-import { encodeBase64Url } from "../src/_encoding.ts";
-import { sha256 } from "../src/_hash.ts";
+import { encodeBase64Url } from "../src/_util/encoding.ts";
+import { sha256 } from "../src/_util/hash.ts";
 import { generateKeyPair } from "../src/pod/ed25519.ts";
 import { signPod } from "../src/pod/sign.ts";
 

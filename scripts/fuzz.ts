@@ -1,5 +1,5 @@
 /**
- * `deno task fuzz`: runs every fuzz target of `tests/_fuzz_targets.ts` with
+ * `deno task fuzz`: runs every fuzz target of `tests/support/fuzz_targets.ts` with
  * fast-check, one million cases a target by default, and prints per target
  * the cases, the time, the rate and the failures (with the first failing
  * inputs). Exits 1 when any target failed.
@@ -14,7 +14,7 @@ import {
   createFuzzTargets,
   type FuzzReport,
   runFuzzTarget,
-} from "../tests/_fuzz_targets.ts";
+} from "../tests/support/fuzz_targets.ts";
 
 /** Cases a target when `--runs` is not given. */
 export const DEFAULT_RUNS = 1_000_000;

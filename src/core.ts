@@ -5,16 +5,21 @@
  * @module
  */
 
-export { createPod, type CreatePodOptions } from "./create_pod.ts";
-export { createBroker } from "./broker.ts";
-export type { Admission, Broker } from "./broker.ts";
+export { createPod, type CreatePodOptions } from "./http/create_pod.ts";
+export { createBroker } from "./http/broker.ts";
+export type { Admission, Broker } from "./http/broker.ts";
 export {
   BrokerError,
   problem,
   PROBLEM_CODES,
   type ProblemCode,
-} from "./problem.ts";
-export { jsonLogger, type Logger, type LogLevel, silentLogger } from "./log.ts";
+} from "./http/problem.ts";
+export {
+  jsonLogger,
+  type Logger,
+  type LogLevel,
+  silentLogger,
+} from "./_util/log.ts";
 export {
   DEFAULT_MAX_BLOB_BYTES,
   DEFAULT_SIGNALING,
@@ -23,24 +28,24 @@ export {
   OPTIONS,
   type OptionSpec,
   resolveOptions,
-} from "./options.ts";
+} from "./config/options.ts";
 export type {
   ResolvedOptions,
   ResolvedSignalingOptions,
   ResolvedTurnOptions,
-} from "./options.ts";
+} from "./config/options.ts";
 export {
   type IceServer,
   mintTurnCredential,
   type TurnCredential,
   type TurnOptions,
-} from "./ice.ts";
+} from "./signaling/ice.ts";
 export { PodError, type PodErrorCode } from "./pod/errors.ts";
 export {
   DEFAULT_PERMISSIONS_POLICY,
   DEFAULT_SANDBOX,
   defaultContentPolicy,
-} from "./pod_headers.ts";
+} from "./serving/pod_headers.ts";
 export {
   generateKeyPair,
   publicKeyFromSeed,
@@ -80,7 +85,7 @@ export type {
   SignalingOptions,
   SignalServer,
   SignalServerOptions,
-} from "./types.ts";
+} from "./config/types.ts";
 export {
   type Bus,
   type BusDelivery,
@@ -91,7 +96,7 @@ export {
   type BusState,
   isBus,
   LocalBus,
-} from "./signaling/bus.ts";
+} from "./signaling/bus/mod.ts";
 export {
   type DeniableRecord,
   type DenyCode,
@@ -100,13 +105,13 @@ export {
   DenyListError,
   type DenyListInit,
   parseDenyList,
-} from "./deny_list.ts";
-export { SCRIPT_POLICIES, type ScriptPolicy } from "./pod_headers.ts";
+} from "./operator/deny_list.ts";
+export { SCRIPT_POLICIES, type ScriptPolicy } from "./serving/pod_headers.ts";
 export {
   Metrics,
   type MetricsOptions,
   type MetricsStats,
   type RequestSample,
   type SignalingObserver,
-} from "./metrics.ts";
+} from "./operator/metrics.ts";
 export { VERSION } from "./version.ts";

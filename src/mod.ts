@@ -19,7 +19,7 @@
  */
 
 import { createSignalServer } from "./adapters/deno.ts";
-import { type CreateSignalServer, runCli } from "./cli.ts";
+import { type CreateSignalServer, runCli } from "./cli/main.ts";
 
 export * from "./core.ts";
 export { createSignalServer };

@@ -25,7 +25,7 @@ import { realpathSync } from "node:fs";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { createSignalServer } from "./adapters/node.ts";
-import { runCli } from "./cli.ts";
+import { runCli } from "./cli/main.ts";
 
 export * from "./core.ts";
 export { createSignalServer };

@@ -164,7 +164,7 @@ inputEl.addEventListener("keydown", (event) => {
 $("send").addEventListener("click", sendChat);
 inputEl.focus();
 
-// Hooks for automated tests (tests/_examples_journey.ts).
+// Hooks for automated tests (tests/support/examples_journey.ts).
 Object.assign(globalThis, {
   podChat: {
     room,

@@ -385,7 +385,7 @@ room.addEventListener("message", (event) => {
   else if (data) onChunk(peerId, data);
 });
 
-// Hooks for automated tests (tests/_examples_journey.ts).
+// Hooks for automated tests (tests/support/examples_journey.ts).
 Object.assign(globalThis, {
   podDrop: {
     room,

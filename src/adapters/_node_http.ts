@@ -16,8 +16,8 @@ import {
 import type { Duplex } from "node:stream";
 import { clearTimeout, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
-import type { Broker } from "../broker.ts";
-import type { Logger } from "../log.ts";
+import type { Broker } from "../http/broker.ts";
+import type { Logger } from "../_util/log.ts";
 
 /**
  * How long a connection closed with a body still arriving keeps reading and

@@ -14,9 +14,9 @@ import type { Duplex } from "node:stream";
 import { clearInterval, setInterval } from "node:timers";
 // @ts-types="@types/ws"
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import type { Admission } from "../broker.ts";
-import type { Logger } from "../log.ts";
-import type { Metrics } from "../metrics.ts";
+import type { Admission } from "../http/broker.ts";
+import type { Logger } from "../_util/log.ts";
+import type { Metrics } from "../operator/metrics.ts";
 import type { SignalingHub } from "../signaling/hub.ts";
 
 /** What the Node adapter needs of the signaling side. */

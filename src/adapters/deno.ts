@@ -5,10 +5,10 @@
  * @module
  */
 
-import { type Admission, createBroker } from "../broker.ts";
-import { METRICS_CONTENT_TYPE } from "../metrics.ts";
-import { resolveOptions } from "../options.ts";
-import type { SignalServer, SignalServerOptions } from "../types.ts";
+import { type Admission, createBroker } from "../http/broker.ts";
+import { METRICS_CONTENT_TYPE } from "../operator/metrics.ts";
+import { resolveOptions } from "../config/options.ts";
+import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 
 /**
  * Starts a broker on Deno and resolves once it listens.

@@ -21,10 +21,10 @@ import {
   setInterval,
   setTimeout,
 } from "node:timers";
-import { type Admission, createBroker } from "../broker.ts";
-import { METRICS_CONTENT_TYPE } from "../metrics.ts";
-import { resolveOptions } from "../options.ts";
-import type { SignalServer, SignalServerOptions } from "../types.ts";
+import { type Admission, createBroker } from "../http/broker.ts";
+import { METRICS_CONTENT_TYPE } from "../operator/metrics.ts";
+import { resolveOptions } from "../config/options.ts";
+import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import { serveHttp, toRequest, writeRawResponse } from "./_node_http.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
 

@@ -14,7 +14,7 @@
  */
 
 import { type DefaultTreeAdapterMap, parse } from "parse5";
-import { JAVASCRIPT_TYPES } from "../_script_types.ts";
+import { JAVASCRIPT_TYPES } from "../serving/script_types.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];

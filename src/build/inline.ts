@@ -8,7 +8,7 @@
  */
 
 import { extname } from "node:path";
-import { encodeBase64 } from "../_encoding.ts";
+import { encodeBase64 } from "../_util/encoding.ts";
 
 /** Media types of the files the build inlines as data: URLs, by extension. */
 export const MEDIA_TYPES: Readonly<Record<string, string>> = {

@@ -6,8 +6,8 @@
  * @module
  */
 
-import { isPodId } from "../_id.ts";
-import type { Registry } from "../types.ts";
+import { isPodId } from "../_util/id.ts";
+import type { Registry } from "../config/types.ts";
 import { onePositional, parse, print, stderr } from "./io.ts";
 import { openRegistry } from "./registry.ts";
 import { UsageError } from "./usage_error.ts";

@@ -7,7 +7,7 @@
 
 import { writeFile } from "node:fs/promises";
 import process from "node:process";
-import { encodeBase64Url } from "../_encoding.ts";
+import { encodeBase64Url } from "../_util/encoding.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { PodError } from "../pod/errors.ts";
 import { encodePrivateKeyPem } from "../pod/keys.ts";

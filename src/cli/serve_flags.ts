@@ -11,11 +11,15 @@
 import { readFileSync } from "node:fs";
 import process from "node:process";
 import type { ParseArgsConfig } from "node:util";
-import { isIceUrl } from "../ice.ts";
-import { jsonLogger } from "../log.ts";
-import { type OptionError, OPTIONS, type OptionSpec } from "../options.ts";
-import type { Bus } from "../signaling/bus.ts";
-import type { SignalServerOptions } from "../types.ts";
+import { isIceUrl } from "../signaling/ice.ts";
+import { jsonLogger } from "../_util/log.ts";
+import {
+  type OptionError,
+  OPTIONS,
+  type OptionSpec,
+} from "../config/options.ts";
+import type { Bus } from "../signaling/bus/mod.ts";
+import type { SignalServerOptions } from "../config/types.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** A flag of `serve` that is not an option of `createSignalServer`. */
@@ -87,7 +91,7 @@ export async function openBus(
   if (url === undefined || url === "") {
     throw new UsageError("--bus redis needs --redis-url URL or env REDIS_URL");
   }
-  const { createRedisBus } = await import("../signaling/bus_redis.ts");
+  const { createRedisBus } = await import("../signaling/bus/redis.ts");
   try {
     return await createRedisBus({ url, logger: jsonLogger });
   } catch (error) {

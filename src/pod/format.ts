@@ -6,7 +6,7 @@
  * @module
  */
 
-import { decodeBase64 } from "../_encoding.ts";
+import { decodeBase64 } from "../_util/encoding.ts";
 import { PodError } from "./errors.ts";
 
 /** The exact bytes that open the manifest slot. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { decodeBase64, encodeBase64 } from "../_encoding.ts";
+import { decodeBase64, encodeBase64 } from "../_util/encoding.ts";
 
 // DER of PrivateKeyInfo v1 for id-Ed25519 (1.3.101.112) up to the 32-byte
 // seed (RFC 8410 section 7). OpenSSL writes exactly this.

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { decodeBase64Url } from "../_encoding.ts";
+import { decodeBase64Url } from "../_util/encoding.ts";
 import { PodError } from "./errors.ts";
 
 /** A pod manifest, version 1. Byte strings are base64url without padding. */

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { encodeBase64, encodeBase64Url } from "../_encoding.ts";
-import { sha256 } from "../_hash.ts";
+import { encodeBase64, encodeBase64Url } from "../_util/encoding.ts";
+import { sha256 } from "../_util/hash.ts";
 import { publicKeyFromSeed, sign } from "./ed25519.ts";
 import { findSlots, locatePayload, SLOT_END, SLOT_LITERAL } from "./format.ts";
 import {

@@ -5,8 +5,8 @@
  * @module
  */
 
-import { decodeBase64Url, encodeBase64Url } from "../_encoding.ts";
-import { sha256 } from "../_hash.ts";
+import { decodeBase64Url, encodeBase64Url } from "../_util/encoding.ts";
+import { sha256 } from "../_util/hash.ts";
 import { PodError } from "./errors.ts";
 import { verify } from "./ed25519.ts";
 import { parsePod } from "./format.ts";

@@ -6,20 +6,20 @@
  * @module
  */
 
-import { PEER_ID_LENGTH, randomAlphanumeric } from "../_id.ts";
-import type { IceServer } from "../ice.ts";
-import type { Logger } from "../log.ts";
-import type { ResolvedSignalingOptions } from "../options.ts";
-import type { PeerSocket } from "../types.ts";
+import { PEER_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
+import type { IceServer } from "./ice.ts";
+import type { Logger } from "../_util/log.ts";
+import type { ResolvedSignalingOptions } from "../config/options.ts";
+import type { PeerSocket } from "../config/types.ts";
 import type {
   Bus,
   BusDelivery,
   BusEvent,
   BusSnapshot,
   BusState,
-} from "./bus.ts";
+} from "./bus/mod.ts";
 import { parseClientMessage, type SignalErrorCode } from "./messages.ts";
-import type { SignalingObserver } from "../metrics.ts";
+import type { SignalingObserver } from "../operator/metrics.ts";
 
 /** WebSocket close codes the hub uses. */
 export const CLOSE_CODES = {
@@ -99,7 +99,7 @@ interface Peer {
  * ```ts
  * import assert from "node:assert/strict";
  * import { SignalingHub } from "./hub.ts";
- * import { DEFAULT_SIGNALING } from "../options.ts";
+ * import { DEFAULT_SIGNALING } from "../config/options.ts";
  *
  * const hub = new SignalingHub({ ...DEFAULT_SIGNALING, allowedOrigins: null });
  * const sent: string[] = [];

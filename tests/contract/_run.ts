@@ -1,4 +1,4 @@
-// The contract suite's runner for Node 22 (tests/contract_node_test.ts
+// The contract suite's runner for Node 22 (tests/contract/node_test.ts
 // transpiles it with the suite and starts it there): every case in turn,
 // each with a time limit, and one JSON line per case on stdout.
 import process from "node:process";

@@ -1,6 +1,6 @@
 // Runtime-neutral helpers of the contract suite. The suite runs on Deno
-// (tests/contract_deno_test.ts, with src/mod.ts) and on Node 22 (through the
-// installed npm package, tests/contract_node_test.ts), so this file imports
+// (tests/contract/deno_test.ts, with src/mod.ts) and on Node 22 (through the
+// installed npm package, tests/contract/node_test.ts), so this file imports
 // nothing at run time but `node:` built-ins: the broker comes in as
 // `ContractApi`, and its types are imported with `import type` only.
 import assert from "node:assert/strict";
@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import type * as Core from "../../src/core.ts";
-import type * as BusRedis from "../../src/signaling/bus_redis.ts";
+import type * as BusRedis from "../../src/signaling/bus/redis.ts";
 import type * as RegistryPostgres from "../../src/registries/postgres.ts";
-import type { CreateSignalServer } from "../../src/cli.ts";
+import type { CreateSignalServer } from "../../src/cli/main.ts";
 import type {
   Registry,
   SignalServer,
@@ -689,7 +689,7 @@ export async function waitForPort(port: number, what: string): Promise<void> {
 
 /**
  * The TURN REST credential for `username`, computed the long way round
- * (Web Crypto), independently of src/ice.ts.
+ * (Web Crypto), independently of src/signaling/ice.ts.
  */
 export async function expectedTurnCredential(
   secret: string,

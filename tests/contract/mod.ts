@@ -1,6 +1,6 @@
 // The contract suite: every case, in the order both runtimes run them.
-// tests/contract_deno_test.ts registers them against the Deno server;
-// tests/contract_node_test.ts runs them on Node 22 against the installed npm
+// tests/contract/deno_test.ts registers them against the Deno server;
+// tests/contract/node_test.ts runs them on Node 22 against the installed npm
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
 import { CLI_CASES } from "./cli.ts";

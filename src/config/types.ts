@@ -1,0 +1,202 @@
+/**
+ * Public types shared by the core, the registries and both runtime adapters.
+ *
+ * @module
+ */
+
+import type { IceServer, TurnOptions } from "../signaling/ice.ts";
+import type { Logger } from "../_util/log.ts";
+import type { ScriptPolicy } from "../serving/pod_headers.ts";
+import type { DenyList } from "../operator/deny_list.ts";
+import type { Bus } from "../signaling/bus/mod.ts";
+
+/** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
+export interface PodRecord {
+  /** 12 characters of `[A-Za-z0-9]`, chosen by the broker. */
+  id: string;
+  /** The author's Ed25519 public key (the manifest's `publicKey`). */
+  ownerPubkey: string;
+  /** Size of the stored blob in bytes. */
+  blobSize: number;
+  /** SHA-256 of the whole stored blob (the ETag's value). */
+  sha256: string;
+  /** SHA-256 of the blob without its manifest payload (signed by the author). */
+  contentSha256: string;
+  /** The manifest's display name, or null. */
+  name: string | null;
+  /** The manifest's `createdAt`, or null. */
+  createdAt: string | null;
+  /** When the broker stored the pod (the broker's clock). */
+  uploadedAt: string;
+  /** How many times the pod was served with 200. */
+  hits: number;
+}
+
+/**
+ * Storage for pods. Any object with these four methods is a valid registry.
+ * `putPod` is only ever called for a verified pod.
+ */
+export interface Registry {
+  /** Stores a record and its blob, all or nothing. */
+  putPod(record: PodRecord, blob: Uint8Array): Promise<void>;
+  /** The record of `id`, or null. */
+  getRecord(id: string): Promise<PodRecord | null>;
+  /** The blob of `id`, or null. */
+  getBlob(id: string): Promise<Uint8Array | null>;
+  /** Counts one more hit for `id`. */
+  bumpHits(id: string): Promise<void>;
+  /**
+   * Optional: the blob of `id` as a stream, so that large pods are served
+   * without loading them whole. Used instead of `getBlob` when present.
+   */
+  getBlobStream?(id: string): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Optional: removes the blob of `id` and keeps a tombstone, so that its
+   * URL answers 410. Resolves true when a live pod was deleted.
+   */
+  deletePod?(id: string): Promise<boolean>;
+  /** Optional: whether `id` was removed by `deletePod`. */
+  isDeleted?(id: string): Promise<boolean>;
+  /**
+   * Optional fast path: the record of `id` read without waiting (a
+   * registry in memory, or a synchronous database handle), or null when
+   * there is none. Serving a hot pod then needs no promise at all. The
+   * broker never modifies what it returns.
+   */
+  getRecordNow?(id: string): Readonly<PodRecord> | null;
+  /** Optional: the live records, oldest first, of one owner key or all. */
+  listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
+  /** Optional: releases connections and handles. */
+  close?(): void | Promise<void>;
+}
+
+/** A WebSocket as the signaling hub sees it: the two things it ever does. */
+export interface PeerSocket {
+  /** Sends one text frame. */
+  send(text: string): void;
+  /** Closes the socket with a WebSocket close code and reason. */
+  close(code: number, reason: string): void;
+  /** Optional: bytes sent but not yet written to the network. */
+  bufferedAmount?(): number;
+  /**
+   * Optional: drops the connection at once, for a peer that does not finish
+   * the closing handshake in time.
+   */
+  terminate?(): void;
+}
+
+/** Response headers for served pods (DESIGN section 3). */
+export interface PodHeaderOptions {
+  /** Replaces the content policy (the second Content-Security-Policy). */
+  csp?: string;
+  /** Replaces the Permissions-Policy header. */
+  permissionsPolicy?: string;
+  /**
+   * Sandbox tokens of the first Content-Security-Policy.
+   * `allow-same-origin` is refused.
+   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
+   */
+  sandbox?: string;
+  /**
+   * How inline scripts are allowed: `"unsafe-inline"`, or `"hashes"` (the
+   * content policy lists the SHA-256 of each inline script of the pod).
+   * @default {"unsafe-inline"}
+   */
+  scriptPolicy?: ScriptPolicy;
+}
+
+/** Limits and policy of the signaling hub (DESIGN section 4). */
+export interface SignalingOptions {
+  /** Largest accepted frame in bytes; larger ones close the socket with 1009. @default {65536} */
+  maxFrameBytes?: number;
+  /** Peers allowed in one session; past it `session_full`. @default {32} */
+  maxPeersPerSession?: number;
+  /** Open sockets allowed in the broker; past it 503 before upgrade. @default {10000} */
+  maxSockets?: number;
+  /** A socket that has not joined within this is closed. @default {10000} */
+  joinTimeoutMs?: number;
+  /** Token bucket size per socket. @default {100} */
+  rateLimitBurst?: number;
+  /** Token bucket refill per second per socket. @default {50} */
+  rateLimitPerSecond?: number;
+  /** Ping interval; a peer silent for two intervals is dead. @default {30000} */
+  pingIntervalMs?: number;
+  /**
+   * Unsent bytes a socket may hold; past it the socket is closed with 1013
+   * and its peers get `peer-left`. @default {1048576}
+   */
+  maxBufferedBytes?: number;
+  /** Origins (the literal "null" included) allowed to connect; absent allows any. */
+  allowedOrigins?: string[];
+}
+
+/** Options of `createSignalServer` (DESIGN section 6). */
+export interface SignalServerOptions {
+  /** Where pods are stored (required). */
+  registry: Registry;
+  /** Port to listen on; 0 picks a free one. @default {8080} */
+  port?: number;
+  /** Address to listen on. @default {"0.0.0.0"} */
+  hostname?: string;
+  /** Public base URL of pod links; else the request's own origin. */
+  baseUrl?: string;
+  /** Honour `X-Forwarded-Proto` / `X-Forwarded-Host`. @default {false} */
+  trustProxy?: boolean;
+  /** Upload limit in bytes. @default {52428800} */
+  maxBlobBytes?: number;
+  /**
+   * Upload bytes the broker holds at once: each upload reserves its
+   * Content-Length (or `maxBlobBytes` when chunked) until it is stored;
+   * past the budget a new upload gets 503 `busy`. @default {268435456}
+   */
+  maxUploadBytesInFlight?: number;
+  /** An upload that sends no byte for this long gets 408. @default {15000} */
+  uploadTimeoutMs?: number;
+  /**
+   * A connection that has not sent a whole request head in this long gets
+   * 408 and is closed. Node build only: `Deno.serve` offers no header
+   * timeout. @default {20000}
+   */
+  headersTimeoutMs?: number;
+  /**
+   * Bytes of small pods (up to 1 MiB each) kept as ready responses, least
+   * recently used dropped first; 0 turns the cache off. @default {67108864}
+   */
+  podCacheBytes?: number;
+  /** Pod response headers. */
+  podHeaderOptions?: PodHeaderOptions;
+  /** Signaling limits. */
+  signaling?: SignalingOptions;
+  /**
+   * Static ICE servers sent to every peer in `joined` and `ice` frames
+   * (STUN, or TURN with fixed credentials). @default {[]}
+   */
+  iceServers?: IceServer[];
+  /** TURN servers whose per-peer, time-limited credentials the broker mints. */
+  turn?: TurnOptions;
+  /**
+   * The signaling bus between brokers (a `RedisBus` from
+   * `createRedisBus`); absent, sessions live in this process only.
+   */
+  bus?: Bus;
+  /** Receives log events. @default {jsonLogger} */
+  logger?: Logger;
+  /** The Prometheus metrics listener; off unless `port` is given. */
+  metrics?: { port?: number; hostname?: string };
+  /** The access log on standard output: "on", "off", or "ip" (with client addresses). @default {"on"} */
+  accessLog?: "on" | "off" | "ip";
+  /** Owner keys and content digests refused at upload and hidden (410). */
+  denyList?: DenyList;
+}
+
+/** A running broker, as `createSignalServer` returns it. */
+export interface SignalServer {
+  /** The bound port. */
+  readonly port: number;
+  /** The bound address. */
+  readonly hostname: string;
+  /** The metrics listener's bound port, or null when metrics are off. */
+  readonly metricsPort: number | null;
+  /** Closes every WebSocket with 1001, stops listening, and resolves when all is done. */
+  close(): Promise<void>;
+}

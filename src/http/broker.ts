@@ -1,0 +1,416 @@
+/**
+ * The runtime-neutral core of the broker: `handle()` turns a `Request` into
+ * a `Response` through the route table (CORS, 404/405 and the single error
+ * boundary), or into an admission when it is a `/signal` upgrade that may go
+ * ahead. The adapters only listen, upgrade and feed the hub.
+ *
+ * @module
+ */
+
+import type { Logger } from "../_util/log.ts";
+import type { ResolvedOptions } from "../config/options.ts";
+import { PodError } from "../pod/errors.ts";
+import { BrokerError, isUnavailable, problem } from "./problem.ts";
+import { handleHealth } from "./routes/health.ts";
+import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
+import { handleUpload } from "./routes/upload.ts";
+import {
+  type Admission,
+  allowedMethods,
+  createRouteMatcher,
+  type Route,
+  type RouteHandler,
+  type RouteRequest,
+} from "./router.ts";
+import { requestTarget } from "./request_url.ts";
+import { type HubStats, SignalingHub } from "../signaling/hub.ts";
+import { UploadBudget } from "./upload_budget.ts";
+import { Metrics } from "../operator/metrics.ts";
+import { createAccessLog } from "../operator/access_log.ts";
+
+export type { Admission };
+
+/** The request-to-response core that both adapters wrap. */
+export interface Broker {
+  /**
+   * Answers a request, or admits a `/signal` WebSocket upgrade for the
+   * adapter to perform. This is the one place that decides upgrades.
+   * Answers without a promise when it can (a hot pod).
+   */
+  handle(
+    request: Request,
+  ): Response | Admission | Promise<Response | Admission>;
+  /**
+   * Answers a request with a response; an admitted upgrade, which only an
+   * adapter can perform, gets 426.
+   */
+  fetch(request: Request): Promise<Response>;
+  /**
+   * The answer to a method the Fetch API cannot represent (TRACE, CONNECT)
+   * on `path`: 405 with the route's `Allow`, or 404 for an unknown path.
+   */
+  refuseMethod(path: string): Response;
+  /** The signaling hub that upgraded sockets are given to. */
+  readonly hub: SignalingHub;
+  /** The metrics the adapters feed and the metrics listener renders, or null. */
+  readonly metrics: Metrics | null;
+  /** Refuses new sockets, closes open ones with 1001 and waits for them. */
+  shutdown(timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * `Strict-Transport-Security` for requests that reached the broker over
+ * https (an `https:` base URL, or `X-Forwarded-Proto: https` with
+ * `trustProxy`): one year, as the HTTP Observatory asks for an A+.
+ */
+const HSTS = `max-age=${365 * 24 * 60 * 60}`;
+
+const CORS_HEADERS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Expose-Headers": "Location, ETag",
+} as const;
+
+/**
+ * Builds the broker core from resolved options.
+ *
+ * @param options Options with defaults applied (see `resolveOptions`).
+ * @returns The broker.
+ */
+export function createBroker(options: ResolvedOptions): Broker {
+  const metrics: Metrics | null = options.metrics === null
+    ? null
+    : new Metrics({
+      stats: (): HubStats => hub.stats,
+    });
+  const accessLog = options.accessLog === "off"
+    ? null
+    : createAccessLog({ includeIp: options.accessLog === "ip" });
+  const hub = new SignalingHub(
+    options.signaling,
+    options.logger,
+    options.iceServersFor,
+    options.bus,
+    metrics ?? undefined,
+  );
+  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const startedAt = Date.now();
+  let closing = false;
+
+  const health = () => handleHealth(hub.stats, startedAt);
+  const pod = (input: RouteRequest) =>
+    handlePod(input, podContext(input.baseUrl));
+  const meta = ({ baseUrl, id }: RouteRequest) =>
+    handleMeta(id, podContext(baseUrl));
+
+  /** The route table (see src/http/router.ts). */
+  const routes: Route[] = [
+    {
+      pattern: "/pods",
+      cors: true,
+      methods: {
+        POST: async ({ request, baseUrl }) => {
+          try {
+            const created = await handleUpload(request, {
+              registry: options.registry,
+              maxBlobBytes: options.maxBlobBytes,
+              budget,
+              uploadTimeoutMs: options.uploadTimeoutMs,
+              baseUrl,
+              denyList: options.denyList,
+            });
+            metrics?.uploadAccepted();
+            return created;
+          } catch (error) {
+            metrics?.uploadRefused(
+              error instanceof BrokerError || error instanceof PodError
+                ? error.code
+                : "internal_error",
+            );
+            throw error;
+          }
+        },
+      },
+    },
+    { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
+    { pattern: "/signal", cors: false, methods: { GET: admit } },
+    { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
+    { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
+  ];
+  const matchRoute = createRouteMatcher(routes);
+
+  // One context per base URL (there is one unless X-Forwarded-Host varies).
+  let lastContext: PodContext | undefined;
+  function podContext(baseUrl: string): PodContext {
+    if (lastContext?.baseUrl !== baseUrl) {
+      lastContext = {
+        registry: options.registry,
+        podHeaderOptions: options.podHeaderOptions,
+        baseUrl,
+        signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
+        logger: options.logger,
+        denyList: options.denyList,
+        podCacheBytes: options.podCacheBytes,
+      };
+    }
+    return lastContext;
+  }
+
+  // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
+  function admit({ request }: RouteRequest): Response | Admission {
+    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+      return problem(
+        "upgrade_required",
+        "Cannot serve /signal without a WebSocket upgrade",
+        { Upgrade: "websocket" },
+      );
+    }
+    const origin = request.headers.get("Origin");
+    if (!hub.isOriginAllowed(origin)) {
+      return problem(
+        "origin_not_allowed",
+        `Cannot accept WebSockets from origin '${origin}'`,
+      );
+    }
+    if (closing) {
+      return problem(
+        "shutting_down",
+        "Cannot accept WebSockets: shutting down",
+      );
+    }
+    if (!hub.hasRoom()) {
+      return problem(
+        "too_many_sockets",
+        "Cannot accept more WebSockets: the broker is full",
+      );
+    }
+    if (!hub.busUp) {
+      return problem(
+        "bus_down",
+        "Cannot accept WebSockets: the signaling bus is down",
+      );
+    }
+    return { origin };
+  }
+
+  // Synchronous whenever the handler is (a hot pod): a Response returned
+  // as is, not in a promise, keeps Deno.serve on its fastest path.
+  function handle(
+    request: Request,
+  ): Response | Admission | Promise<Response | Admission> {
+    const started = performance.now();
+    const { origin, path } = requestTarget(request.url);
+    const baseUrl = baseUrlOf(request, origin, options);
+    const match = matchRoute(path);
+    if (match === null) {
+      return observe(
+        request,
+        null,
+        "",
+        started,
+        withHsts(baseUrl, notFound(path)),
+      );
+    }
+    const { route, id } = match;
+    const input: RouteRequest = { request, baseUrl, id };
+    const finish = (answer: Response | Admission) => {
+      if (answer instanceof Response) {
+        if (route.cors) {
+          for (const [name, value] of Object.entries(CORS_HEADERS)) {
+            answer.headers.set(name, value);
+          }
+        }
+        withHsts(baseUrl, answer);
+      }
+      return observe(
+        request,
+        route.pattern,
+        id,
+        started,
+        answer,
+        input.bodyBytes,
+      );
+    };
+    const fail = (error: unknown) => {
+      delete input.bodyBytes;
+      return finish(toProblem(error, options.logger));
+    };
+    const handler = route.methods[request.method];
+    if (route.cors && request.method === "OPTIONS") {
+      return finish(preflight(request, route));
+    }
+    if (handler === undefined) return finish(notAllowed(route));
+    let answer: ReturnType<RouteHandler>;
+    try {
+      answer = handler(input);
+    } catch (error) {
+      return fail(error);
+    }
+    return answer instanceof Promise
+      ? answer.then(finish, fail)
+      : finish(answer);
+  }
+
+  // One place sees every answered request: metrics and the access log.
+  function observe(
+    request: Request,
+    route: string | null,
+    id: string,
+    started: number,
+    answer: Response | Admission,
+    bodyBytes?: number,
+  ): Response | Admission {
+    const durationMs = performance.now() - started;
+    // An admitted upgrade is counted as the 101 the adapter will send.
+    const status = answer instanceof Response ? answer.status : 101;
+    // Never `answer.body`: reading it turns a byte body into a stream,
+    // which takes Deno.serve off its fast path.
+    const length = bodyBytes ??
+      (answer instanceof Response
+        ? answer.headers.get("Content-Length")
+        : null);
+    const bodiless = request.method === "HEAD" || status === 204 ||
+      status === 304;
+    const bytes = length === null ? null : bodiless ? 0 : Number(length);
+    if (metrics !== null) {
+      metrics.request({
+        route,
+        method: request.method,
+        status,
+        durationSeconds: durationMs / 1000,
+        bytesIn: Number(request.headers.get("Content-Length")) || 0,
+        bytesOut: bytes ?? 0,
+      });
+      if (
+        route === "/:id" && request.method === "GET" && status === 200
+      ) {
+        metrics.podHit();
+      }
+    }
+    accessLog?.({
+      time: performance.timeOrigin + started,
+      method: request.method,
+      route,
+      status,
+      bytes,
+      durationMs,
+      podId: id,
+    });
+    return answer;
+  }
+
+  async function fetch(request: Request): Promise<Response> {
+    const answer = await handle(request);
+    if (answer instanceof Response) return answer;
+    return problem(
+      "upgrade_required",
+      "Cannot upgrade this request to a WebSocket",
+      { Upgrade: "websocket" },
+    );
+  }
+
+  async function shutdown(timeoutMs = 5_000): Promise<void> {
+    closing = true;
+    hub.closeAll();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      hub.drained(),
+      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  function withHsts(baseUrl: string, response: Response) {
+    if (baseUrl.startsWith("https:")) {
+      response.headers.set("Strict-Transport-Security", HSTS);
+    }
+    return response;
+  }
+
+  function refuseMethod(path: string): Response {
+    const match = matchRoute(path);
+    return match === null ? notFound(path) : notAllowed(match.route);
+  }
+
+  return { handle, fetch, refuseMethod, hub, metrics, shutdown };
+}
+
+/**
+ * The public base URL for `request`: the `baseUrl` option, else the
+ * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`).
+ */
+function baseUrlOf(
+  request: Request,
+  origin: string,
+  options: ResolvedOptions,
+): string {
+  if (options.baseUrl !== null) return options.baseUrl;
+  if (!options.trustProxy) return origin;
+  const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
+  const host = firstValue(request.headers.get("X-Forwarded-Host"));
+  const [ownScheme, ownHost] = origin.split("://") as [string, string];
+  const scheme = proto === "http" || proto === "https" ? proto : ownScheme;
+  try {
+    return new URL(`${scheme}://${host ?? ownHost}`).origin;
+  } catch {
+    return origin;
+  }
+}
+
+function firstValue(header: string | null): string | undefined {
+  return header?.split(",")[0]?.trim() || undefined;
+}
+
+function preflight(request: Request, route: Route): Response {
+  return new Response(null, {
+    status: 204,
+    headers: {
+      "Access-Control-Allow-Methods": allowedMethods(route),
+      "Access-Control-Allow-Headers":
+        request.headers.get("Access-Control-Request-Headers") ??
+          "Content-Type",
+      "Access-Control-Max-Age": "86400",
+    },
+  });
+}
+
+function notFound(path: string): Response {
+  return problem(
+    "not_found",
+    `Cannot find '${path.slice(0, 200)}' on this broker`,
+  );
+}
+
+function notAllowed(route: Route): Response {
+  const allow = allowedMethods(route);
+  return problem(
+    "method_not_allowed",
+    `Cannot use this method here; allowed: ${allow}`,
+    {
+      Allow: allow,
+    },
+  );
+}
+
+function toProblem(error: unknown, logger: Logger): Response {
+  if (error instanceof PodError) return problem(error.code, error.message);
+  if (error instanceof BrokerError) {
+    if (error.status >= 500 && error.code !== "busy") {
+      logger("error", error.message, { code: error.code, error: error.cause });
+    }
+    return problem(error.code, error.message, undefined, error.status);
+  }
+  if (isUnavailable(error)) {
+    logger("warn", "The registry is unreachable", { error });
+    return problem(
+      "storage_failed",
+      "Cannot answer now: the registry is unreachable, try again shortly",
+      undefined,
+      503,
+    );
+  }
+  logger("error", "Unexpected error", { error });
+  return problem(
+    "internal_error",
+    "Cannot answer: an unexpected error happened",
+  );
+}

@@ -1,0 +1,249 @@
+/**
+ * `POST /pods`: media type, the size limit (from Content-Length, then while
+ * the body streams in), the upload budget, the progress deadline,
+ * `createPod`, and `201 Created`.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { storePod } from "../create_pod.ts";
+import { BrokerError } from "../problem.ts";
+import type { DenyList } from "../../operator/deny_list.ts";
+import type { Registry } from "../../config/types.ts";
+import type { UploadBudget } from "../upload_budget.ts";
+
+/** What the upload route needs from the broker. */
+export interface UploadContext {
+  /** Where pods go. */
+  registry: Registry;
+  /** Upload limit in bytes. */
+  maxBlobBytes: number;
+  /** The broker-wide budget of upload bytes in flight. */
+  budget: UploadBudget;
+  /** Longest wait for the next body byte. */
+  uploadTimeoutMs: number;
+  /** The public base URL for this request, without a trailing slash. */
+  baseUrl: string;
+  /** Owner keys and content digests refused with 403. */
+  denyList?: DenyList | null;
+}
+
+/**
+ * Handles an upload. Refusals that need no body (size announced over the
+ * limit, media type, budget) come before a byte of it is read.
+ *
+ * @param request The `POST /pods` request.
+ * @param context Registry, limits, budget and base URL.
+ * @returns 201 with `Location` and `{id,url,ownerPubkey,blobSize}`.
+ * @throws {BrokerError} For every refusal.
+ */
+export async function handleUpload(
+  request: Request,
+  context: UploadContext,
+): Promise<Response> {
+  const { maxBlobBytes } = context;
+  const length = request.headers.get("Content-Length");
+  if (length !== null && Number(length) > maxBlobBytes) {
+    throw tooLarge(`Content-Length ${length}`, maxBlobBytes);
+  }
+  const mediaType = request.headers.get("Content-Type")?.split(";")[0]?.trim()
+    .toLowerCase();
+  if (mediaType !== "text/html") {
+    throw new BrokerError(
+      "unsupported_media_type",
+      `Cannot accept '${
+        mediaType ?? "no content type"
+      }': a pod is sent as text/html`,
+    );
+  }
+  const known = length !== null && /^\d+$/.test(length);
+  const announced = known ? Number(length) : maxBlobBytes;
+  const release = context.budget.reserve(announced);
+  if (release === null) {
+    throw new BrokerError(
+      "busy",
+      "Cannot accept the pod now: too many uploads in flight, try again shortly",
+    );
+  }
+  try {
+    const { blob, sha256 } = known && announced <= WHOLE_BODY_BYTES
+      ? await readSmallBody(request, context.uploadTimeoutMs)
+      : await readBody(request.body, announced, known, context);
+    const record = await storePod(context.registry, blob, {
+      maxBlobBytes,
+      sha256,
+      admit: (pod) => {
+        const code = context.denyList?.denies(pod);
+        if (code) {
+          throw new BrokerError(
+            code,
+            code === "owner_denied"
+              ? "Cannot accept the pod: its owner key is denied by the operator"
+              : "Cannot accept the pod: its content is denied by the operator",
+          );
+        }
+      },
+    });
+    const url = `${context.baseUrl}/${record.id}`;
+    const body = {
+      id: record.id,
+      url,
+      ownerPubkey: record.ownerPubkey,
+      blobSize: record.blobSize,
+    };
+    return Response.json(body, { status: 201, headers: { Location: url } });
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Bodies announced at this size or less are read whole by the runtime
+ * (`arrayBuffer()`, its fastest path); larger or chunked ones chunk by
+ * chunk. Sizing the buffer from the client's word is harmless at this
+ * size, and the upload budget holds the announced bytes anyway.
+ */
+const WHOLE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reads a small body with a known length whole, failing with
+ * `upload_timeout` when it has not all arrived after `ms` (for a body this
+ * small, the same as a pause of `ms`). HTTP framing ends the body at its
+ * `Content-Length`, which is within the limit.
+ */
+async function readSmallBody(
+  request: Request,
+  ms: number,
+): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reading = request.arrayBuffer();
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() =>
+      reject(
+        new BrokerError(
+          "upload_timeout",
+          `Cannot accept the pod: it had not all arrived after ${ms} ms`,
+        ),
+      ), ms);
+  });
+  try {
+    const blob = new Uint8Array(await Promise.race([reading, timeout]));
+    return {
+      blob,
+      sha256: new Uint8Array(createHash("sha256").update(blob).digest()),
+    };
+  } catch (error) {
+    // The read left behind settles when the connection goes.
+    reading.catch(() => {});
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
+ * and failing with `upload_timeout` when no byte comes for
+ * `uploadTimeoutMs`. Memory grows with the bytes received, never with what
+ * the client announced: a body with a `Content-Length` goes into a buffer
+ * of that size, which is address space until written (both runtimes get
+ * zeroed memory as fresh pages the kernel commits on first write), and
+ * whose bytes become the blob without a copy; a chunked body goes into a
+ * resizable buffer that grows in steps, copied once to a fixed one at the
+ * end. The SHA-256 of the blob is computed as the chunks arrive, while the
+ * network is the bottleneck, instead of in a second pass.
+ */
+async function readBody(
+  body: ReadableStream<Uint8Array> | null,
+  announced: number,
+  known: boolean,
+  context: UploadContext,
+): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
+  const hash = createHash("sha256");
+  if (body === null) {
+    return { blob: new Uint8Array(0), sha256: new Uint8Array(hash.digest()) };
+  }
+  const max = context.maxBlobBytes;
+  // HTTP framing ends a body with a length there; a chunked one may go on
+  // to the limit.
+  const capacity = Math.min(announced, max);
+  const buffer = known
+    ? new ArrayBuffer(capacity)
+    : new ArrayBuffer(0, { maxByteLength: capacity });
+  const reader = body.getReader();
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await readWithin(
+        reader,
+        context.uploadTimeoutMs,
+      );
+      if (done) break;
+      const end = size + value.length;
+      if (end > capacity) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge("The body", max);
+      }
+      if (end > buffer.byteLength) {
+        buffer.resize(
+          Math.min(capacity, Math.max(end, 2 * buffer.byteLength, GROW_BYTES)),
+        );
+      }
+      new Uint8Array(buffer, size, value.length).set(value);
+      hash.update(value);
+      size = end;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return {
+    blob: known
+      ? new Uint8Array(buffer, 0, size)
+      : new Uint8Array(buffer.transferToFixedLength(size)),
+    sha256: new Uint8Array(hash.digest()),
+  };
+}
+
+/** The smallest step a chunked body's buffer grows by. */
+const GROW_BYTES = 1024 * 1024;
+
+/** The next chunk, or `upload_timeout` (and the body cancelled) after `ms`. */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  ms: number,
+): ReturnType<typeof reader.read> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      resolve();
+    }, ms);
+  });
+  try {
+    const result = await Promise.race([reader.read(), timeout]);
+    // Checked after the race: cancelling settles the pending read too.
+    if (timedOut || result === undefined) {
+      await reader.cancel().catch(() => {});
+      throw stalled(ms);
+    }
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function stalled(ms: number): BrokerError {
+  return new BrokerError(
+    "upload_timeout",
+    `Cannot accept the pod: no byte of it arrived for ${ms} ms`,
+  );
+}
+
+function tooLarge(what: string, max: number): BrokerError {
+  return new BrokerError(
+    "blob_too_large",
+    `Cannot accept the pod: ${what} exceeds the limit of ${max} bytes`,
+  );
+}

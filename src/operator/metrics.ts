@@ -1,0 +1,577 @@
+/**
+ * The broker's Prometheus metrics: counters, gauges and histograms that the
+ * core and the adapters feed through the methods of {@linkcode Metrics}, and
+ * {@linkcode Metrics.render}, the text exposition format 0.0.4 that a
+ * separate listener serves to Prometheus.
+ *
+ * Written by hand rather than with prom-client: on Deno 2.9 its event-loop
+ * lag (from `perf_hooks.monitorEventLoopDelay`) reads under a millisecond
+ * after a 300 ms block, its default metrics carry `nodejs_` names, and its
+ * index loads `node:cluster`; what the broker needs is a few counters and
+ * histograms, which the format makes small. Event-loop delay is measured
+ * here with a timer-drift sampler, the same on both runtimes.
+ *
+ * Names follow Prometheus practice: a `pod_broker_` prefix, `_total` on
+ * counters, base units (`_seconds`, `_bytes`), and labels with a bounded set
+ * of values: route patterns (`/:id`, never a path or a pod id), methods,
+ * statuses and known codes, anything else counted as `other`. The process
+ * metrics keep their standard unprefixed names (`process_resident_memory_bytes`,
+ * `process_start_time_seconds`), as dashboards expect.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { clearTimeout, setTimeout } from "node:timers";
+import { PROBLEM_CODES } from "../http/problem.ts";
+import { VERSION } from "../version.ts";
+
+/** The `Content-Type` of {@linkcode Metrics.render}'s text. */
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/** The broker's route patterns, the values of the `route` label. */
+export const DEFAULT_ROUTE_LABELS: readonly string[] = [
+  "/pods",
+  "/health",
+  "/signal",
+  "/:id/meta",
+  "/:id",
+];
+
+/** Request duration buckets, in seconds (uploads may take a while). */
+export const REQUEST_DURATION_BUCKETS: readonly number[] = [
+  0.001,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+  10,
+  30,
+  60,
+];
+
+/** Event-loop delay buckets, in seconds. */
+export const EVENT_LOOP_DELAY_BUCKETS: readonly number[] = [
+  0.001,
+  0.0025,
+  0.005,
+  0.01,
+  0.025,
+  0.05,
+  0.1,
+  0.25,
+  0.5,
+  1,
+  2.5,
+  5,
+];
+
+const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE"]);
+
+const SIGNALING_ERROR_CODES = new Set([
+  "bad_json",
+  "bad_message",
+  "not_joined",
+  "already_joined",
+  "bad_session",
+  "session_full",
+  "unknown_peer",
+  "rate_limited",
+]);
+
+/** WebSocket close codes of RFC 6455 and the IANA registry's 1012–1015. */
+const CLOSE_CODES = new Set([
+  1000,
+  1001,
+  1002,
+  1003,
+  1005,
+  1006,
+  1007,
+  1008,
+  1009,
+  1010,
+  1011,
+  1012,
+  1013,
+  1014,
+  1015,
+]);
+
+/**
+ * What the signaling hub reports as it relays (a {@linkcode Metrics} is
+ * one), so the hub depends on this shape and not on the metrics.
+ */
+export interface SignalingObserver {
+  /** A signal frame was relayed to its addressee. */
+  signal(): void;
+  /**
+   * An error frame was sent.
+   *
+   * @param code Its code.
+   */
+  signalingError(code: string): void;
+}
+
+/** Live figures read at each scrape (the hub's `stats`). */
+export interface MetricsStats {
+  /** Open WebSockets, joined or not. */
+  sockets: number;
+  /** Sessions with at least one peer. */
+  sessions: number;
+  /** Joined peers. */
+  peers: number;
+}
+
+/** Options of {@linkcode Metrics}. */
+export interface MetricsOptions {
+  /**
+   * Reads the live socket, session and peer counts at each scrape, such as
+   * `() => hub.stats`. Absent, those gauges are not reported.
+   */
+  stats?: () => MetricsStats;
+  /**
+   * Allowed values of the `route` label; any other route is counted as
+   * `other`, so a raw path passed by mistake cannot grow the series.
+   * @default {DEFAULT_ROUTE_LABELS}
+   */
+  routes?: readonly string[];
+  /**
+   * How often the event-loop delay is sampled, in milliseconds; 0 turns
+   * the sampler (and its timer) off.
+   * @default {100}
+   */
+  eventLoopSampleMs?: number;
+}
+
+/** One answered HTTP request, for {@linkcode Metrics.request}. */
+export interface RequestSample {
+  /**
+   * The route pattern that matched (`/:id`), or null when none did
+   * (counted as `unmatched`).
+   */
+  route: string | null;
+  /** The request method. */
+  method: string;
+  /** The response status. */
+  status: number;
+  /** From the request's arrival to the response, in seconds. */
+  durationSeconds: number;
+  /** Request body bytes received (0 or absent when none). */
+  bytesIn?: number | undefined;
+  /** Response body bytes sent, when known (`Content-Length`). */
+  bytesOut?: number | undefined;
+}
+
+type Labels = Record<string, string>;
+
+class Counter {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  readonly values = new Map<string, number>();
+  constructor(name: string, help: string, labelNames: readonly string[] = []) {
+    this.name = name;
+    this.help = help;
+    this.labelNames = labelNames;
+    if (labelNames.length === 0) this.values.set("", 0);
+  }
+
+  inc(labels: Labels = {}, by = 1): void {
+    const key = labelText(this.labelNames, labels);
+    this.values.set(key, (this.values.get(key) ?? 0) + by);
+  }
+
+  get(labels: Labels = {}): number {
+    return this.values.get(labelText(this.labelNames, labels)) ?? 0;
+  }
+
+  render(out: string[]): void {
+    header(out, this.name, this.help, "counter");
+    for (const [key, value] of this.values) {
+      out.push(`${this.name}${key} ${formatNumber(value)}`);
+    }
+  }
+}
+
+interface HistogramSeries {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+class Histogram {
+  readonly name: string;
+  readonly help: string;
+  readonly buckets: readonly number[];
+  readonly labelNames: readonly string[];
+  readonly series = new Map<string, HistogramSeries>();
+  constructor(
+    name: string,
+    help: string,
+    buckets: readonly number[],
+    labelNames: readonly string[] = [],
+  ) {
+    this.name = name;
+    this.help = help;
+    this.buckets = buckets;
+    this.labelNames = labelNames;
+  }
+
+  observe(value: number, labels: Labels = {}): void {
+    if (!Number.isFinite(value) || value < 0) return;
+    const key = labelText(this.labelNames, labels);
+    let series = this.series.get(key);
+    if (series === undefined) {
+      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
+      this.series.set(key, series);
+    }
+    for (let i = 0; i < this.buckets.length; i++) {
+      if (value <= this.buckets[i]!) series.counts[i]! += 1;
+    }
+    series.sum += value;
+    series.count += 1;
+  }
+
+  render(out: string[]): void {
+    header(out, this.name, this.help, "histogram");
+    for (const [key, series] of this.series) {
+      // `le` goes last, inside the series' own label set.
+      const inner = key === "" ? "" : `${key.slice(1, -1)},`;
+      this.buckets.forEach((bound, i) => {
+        out.push(
+          `${this.name}_bucket{${inner}le="${formatNumber(bound)}"} ${
+            series.counts[i]
+          }`,
+        );
+      });
+      out.push(`${this.name}_bucket{${inner}le="+Inf"} ${series.count}`);
+      out.push(`${this.name}_sum${key} ${formatNumber(series.sum)}`);
+      out.push(`${this.name}_count${key} ${series.count}`);
+    }
+  }
+}
+
+/**
+ * The broker's metrics. The core calls {@linkcode Metrics.request} once
+ * per answered request and the upload/pod/hub methods as events happen;
+ * adapters call {@linkcode Metrics.socketClosed}; a metrics listener answers
+ * with {@linkcode Metrics.render}. Call {@linkcode Metrics.close} to stop
+ * the event-loop sampler.
+ *
+ * @example Count and render
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { Metrics } from "./metrics.ts";
+ *
+ * using metrics = new Metrics({ eventLoopSampleMs: 0 });
+ * metrics.request({ route: "/:id", method: "GET", status: 200, durationSeconds: 0.002, bytesOut: 512 });
+ * metrics.uploadRefused("signature_invalid");
+ * const text = metrics.render();
+ * assert.match(text, /^pod_broker_http_requests_total\{route="\/:id",method="GET",status="200"\} 1$/m);
+ * assert.match(text, /^pod_broker_uploads_refused_total\{code="signature_invalid"\} 1$/m);
+ * ```
+ */
+export class Metrics implements Disposable, SignalingObserver {
+  #routes: ReadonlySet<string>;
+  #stats: (() => MetricsStats) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  #requests = new Counter(
+    "pod_broker_http_requests_total",
+    "HTTP requests answered, by route pattern, method and status.",
+    ["route", "method", "status"],
+  );
+  #duration = new Histogram(
+    "pod_broker_http_request_duration_seconds",
+    "Time from a request's arrival to its response head, by route pattern.",
+    REQUEST_DURATION_BUCKETS,
+    ["route"],
+  );
+  #bytesIn = new Counter(
+    "pod_broker_http_received_bytes_total",
+    "Request body bytes received, by route pattern.",
+    ["route"],
+  );
+  #bytesOut = new Counter(
+    "pod_broker_http_sent_bytes_total",
+    "Response body bytes sent (as announced by Content-Length), by route pattern.",
+    ["route"],
+  );
+  #uploadsAccepted = new Counter(
+    "pod_broker_uploads_accepted_total",
+    "Pods accepted by POST /pods.",
+  );
+  #uploadsRefused = new Counter(
+    "pod_broker_uploads_refused_total",
+    "Uploads refused, by problem code.",
+    ["code"],
+  );
+  #podHits = new Counter(
+    "pod_broker_pod_hits_total",
+    "Pods served with 200 (the hits counted in the registry).",
+  );
+  #signals = new Counter(
+    "pod_broker_signals_relayed_total",
+    "Signal frames relayed to a peer.",
+  );
+  #signalingErrors = new Counter(
+    "pod_broker_signaling_errors_total",
+    "Error frames sent on signaling sockets, by code.",
+    ["code"],
+  );
+  #closes = new Counter(
+    "pod_broker_socket_closes_total",
+    "Signaling WebSockets closed, by close code.",
+    ["code"],
+  );
+  #eventLoop = new Histogram(
+    "pod_broker_event_loop_delay_seconds",
+    "How late the event loop ran a timer (sampled), a measure of blocking.",
+    EVENT_LOOP_DELAY_BUCKETS,
+  );
+
+  /**
+   * Makes the metrics and starts the event-loop sampler.
+   *
+   * @param options Where the live gauges come from, the route labels and the
+   * sampling interval.
+   * @throws {RangeError} For a negative or non-integer sampling interval.
+   */
+  constructor(options: MetricsOptions = {}) {
+    this.#routes = new Set(options.routes ?? DEFAULT_ROUTE_LABELS);
+    this.#stats = options.stats;
+    const every = options.eventLoopSampleMs ?? 100;
+    if (!Number.isSafeInteger(every) || every < 0) {
+      throw new RangeError(
+        `Cannot sample the event loop every '${every}' ms: expected a non-negative integer`,
+      );
+    }
+    if (every > 0) this.#sample(every);
+  }
+
+  // Timer drift: a timer set for `every` ms that fires late was held up by
+  // work on the event loop (perf_hooks.monitorEventLoopDelay is not usable
+  // on Deno). The timer is unref'd so that it never keeps a process alive.
+  #sample(every: number): void {
+    const armed = performance.now();
+    this.#timer = setTimeout(() => {
+      if (this.#closed) return;
+      const late = performance.now() - armed - every;
+      this.#eventLoop.observe(Math.max(0, late) / 1000);
+      this.#sample(every);
+    }, every);
+    this.#timer.unref?.();
+  }
+
+  /**
+   * Records one answered request.
+   *
+   * @param sample Its route pattern, method, status, duration and bytes.
+   */
+  request(sample: RequestSample): void {
+    const route = this.#route(sample.route);
+    const method = METHODS.has(sample.method) ? sample.method : "other";
+    const status = Number.isInteger(sample.status) && sample.status >= 100 &&
+        sample.status <= 599
+      ? String(sample.status)
+      : "other";
+    this.#requests.inc({ route, method, status });
+    this.#duration.observe(sample.durationSeconds, { route });
+    if (sample.bytesIn) this.#bytesIn.inc({ route }, sample.bytesIn);
+    if (sample.bytesOut) this.#bytesOut.inc({ route }, sample.bytesOut);
+  }
+
+  /** Records a pod accepted by `POST /pods`. */
+  uploadAccepted(): void {
+    this.#uploadsAccepted.inc();
+  }
+
+  /**
+   * Records a refused upload.
+   *
+   * @param code Its problem code (`signature_invalid`, `busy`, ...).
+   */
+  uploadRefused(code: string): void {
+    this.#uploadsRefused.inc({ code: code in PROBLEM_CODES ? code : "other" });
+  }
+
+  /** Records a pod served with 200. */
+  podHit(): void {
+    this.#podHits.inc();
+  }
+
+  /** Records a signal frame relayed to its addressee. */
+  signal(): void {
+    this.#signals.inc();
+  }
+
+  /**
+   * Records an error frame sent on a signaling socket.
+   *
+   * @param code Its code (`bad_json`, `rate_limited`, ...).
+   */
+  signalingError(code: string): void {
+    this.#signalingErrors.inc({
+      code: SIGNALING_ERROR_CODES.has(code) ? code : "other",
+    });
+  }
+
+  /**
+   * Records a closed signaling WebSocket.
+   *
+   * @param code The close code the adapter saw (1000, 1001, 1006, ...).
+   */
+  socketClosed(code: number): void {
+    this.#closes.inc({ code: CLOSE_CODES.has(code) ? String(code) : "other" });
+  }
+
+  /**
+   * The metrics in the Prometheus text exposition format 0.0.4 (serve it
+   * with {@linkcode METRICS_CONTENT_TYPE}).
+   *
+   * @returns The exposition text, ending in a newline.
+   */
+  render(): string {
+    const out: string[] = [];
+    header(
+      out,
+      "pod_broker_build_info",
+      "The broker's version; always 1.",
+      "gauge",
+    );
+    out.push(`pod_broker_build_info{version="${escapeLabel(VERSION)}"} 1`);
+    for (
+      const metric of [
+        this.#requests,
+        this.#duration,
+        this.#bytesIn,
+        this.#bytesOut,
+        this.#uploadsAccepted,
+        this.#uploadsRefused,
+        this.#podHits,
+        this.#signals,
+        this.#signalingErrors,
+        this.#closes,
+      ]
+    ) {
+      metric.render(out);
+    }
+    if (this.#stats !== undefined) {
+      const stats = this.#stats();
+      gauge(
+        out,
+        "pod_broker_sockets",
+        "Open signaling WebSockets.",
+        stats.sockets,
+      );
+      gauge(
+        out,
+        "pod_broker_sessions",
+        "Signaling sessions with at least one peer.",
+        stats.sessions,
+      );
+      gauge(out, "pod_broker_peers", "Joined signaling peers.", stats.peers);
+    }
+    this.#eventLoop.render(out);
+    gauge(
+      out,
+      "process_resident_memory_bytes",
+      "Resident memory size in bytes.",
+      process.memoryUsage.rss(),
+    );
+    gauge(
+      out,
+      "process_start_time_seconds",
+      "Start time of the process since the Unix epoch in seconds.",
+      Math.round(performance.timeOrigin) / 1000,
+    );
+    return `${out.join("\n")}\n`;
+  }
+
+  /**
+   * A counter's current value, for tests and health checks.
+   *
+   * @param name The metric's name, such as `pod_broker_uploads_accepted_total`.
+   * @param labels Its labels, such as `{ code: "busy" }`.
+   * @returns The value, 0 for a series not seen yet.
+   * @throws {RangeError} For a name that is not one of the counters.
+   */
+  counter(name: string, labels: Record<string, string> = {}): number {
+    const counter = [
+      this.#requests,
+      this.#bytesIn,
+      this.#bytesOut,
+      this.#uploadsAccepted,
+      this.#uploadsRefused,
+      this.#podHits,
+      this.#signals,
+      this.#signalingErrors,
+      this.#closes,
+    ].find((c) => c.name === name);
+    if (counter === undefined) {
+      throw new RangeError(`Cannot find a counter named '${name}'`);
+    }
+    return counter.get(labels);
+  }
+
+  /** Stops the event-loop sampler. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Same as {@linkcode Metrics.close}, for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  #route(route: string | null): string {
+    if (route === null) return "unmatched";
+    return this.#routes.has(route) ? route : "other";
+  }
+}
+
+function header(out: string[], name: string, help: string, type: string) {
+  out.push(
+    `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`,
+  );
+  out.push(`# TYPE ${name} ${type}`);
+}
+
+function gauge(out: string[], name: string, help: string, value: number) {
+  header(out, name, help, "gauge");
+  out.push(`${name} ${formatNumber(value)}`);
+}
+
+/** `{a="1",b="2"}` in `names` order, or "" without labels. */
+function labelText(names: readonly string[], labels: Labels): string {
+  if (names.length === 0) return "";
+  return `{${
+    names.map((name) => `${name}="${escapeLabel(labels[name] ?? "")}"`).join(
+      ",",
+    )
+  }}`;
+}
+
+function escapeLabel(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(
+    /\n/g,
+    "\\n",
+  );
+}
+
+function formatNumber(value: number): string {
+  if (value === Infinity) return "+Inf";
+  if (value === -Infinity) return "-Inf";
+  if (Number.isNaN(value)) return "NaN";
+  return String(value);
+}

@@ -1,0 +1,307 @@
+/**
+ * The signaling bus: what lets the peers of one session sit on different
+ * brokers. The {@linkcode Bus} interface is the seam between the hub, which
+ * holds the cluster logic once (who holds which peer, the order of joins and
+ * leaves, what to do when the bus goes away), and an engine that stores the
+ * membership and carries the messages: {@linkcode LocalBus} in one process
+ * (several hubs sharing sessions, for tests and benchmarks) and `RedisBus`
+ * across processes.
+ *
+ * The contract an engine keeps:
+ * - every membership change of every session gets a number from one
+ *   sequence (`seq`), and is published to the session's watchers in that
+ *   order; `join` and `snapshot` answer with the membership at a `seq`;
+ * - `join` is atomic: it refuses a full session and a peer id already held
+ *   anywhere;
+ * - session events reach only the nodes that `watch` the session, and a
+ *   delivery only the node it is addressed to;
+ * - when a node goes silent (its process died), the engine removes its
+ *   peers within a bounded time and publishes their `left` events.
+ *
+ * @module
+ */
+
+/** Whether the bus can be used now. */
+export type BusState = "up" | "down";
+
+/** A membership change of a session, in the bus's one order. */
+export interface BusEvent {
+  /** Position in the bus's order: a later change has a larger number. */
+  seq: number;
+  /** Whether the peer joined or left. */
+  kind: "joined" | "left";
+  /** The session. */
+  session: string;
+  /** The peer. */
+  peerId: string;
+  /** The node (broker) that holds the peer. */
+  node: string;
+}
+
+/** The members of a session (peer id to node) as of `seq`. */
+export interface BusSnapshot {
+  /** The bus position this membership is exact at. */
+  seq: number;
+  /** Peer id to the node that holds it. */
+  members: Map<string, string>;
+}
+
+/** The answer to {@linkcode Bus.join}. */
+export type BusJoinResult =
+  | { ok: true; snapshot: BusSnapshot }
+  | { ok: false; reason: "full" | "taken" | "lost" };
+
+/** A frame for a peer that another node holds. */
+export interface BusDelivery {
+  /** The addressee's session. */
+  session: string;
+  /** The addressee. */
+  to: string;
+  /** The frame, as the addressee gets it. */
+  text: string;
+}
+
+/** What a bus reports to the hub attached to it. */
+export interface BusListener {
+  /** A membership change in a watched session. */
+  event(event: BusEvent): void;
+  /** A frame addressed to a peer of this node. */
+  deliver(delivery: BusDelivery): void;
+  /**
+   * The bus went down or came back. `lost` is true when this node's peers
+   * were dropped from the bus meanwhile (the node was taken for dead, or the
+   * engine lost its data): the hub must let them go.
+   */
+  state(state: BusState, lost: boolean): void;
+}
+
+/**
+ * One node's handle on the signaling bus. Each hub gets its own; the
+ * caller creates it, passes it as the `bus` option and closes it after the
+ * server.
+ */
+export interface Bus {
+  /** This node's id, unique on the bus. */
+  readonly node: string;
+  /** Whether the bus can be used now. */
+  readonly state: BusState;
+  /** Attaches the hub's listener (one per bus). */
+  attach(listener: BusListener): void;
+  /** Starts receiving a session's events; resolves once they flow. */
+  watch(session: string): Promise<void>;
+  /** Stops receiving a session's events. */
+  unwatch(session: string): Promise<void>;
+  /**
+   * Adds `peerId`, held by this node, to `session` unless it holds
+   * `maxPeers` already or the id is taken; publishes its `joined` event.
+   */
+  join(
+    session: string,
+    peerId: string,
+    maxPeers: number,
+  ): Promise<BusJoinResult>;
+  /** Removes this node's `peerId` from `session`; publishes `left`. */
+  leave(session: string, peerId: string): Promise<void>;
+  /** The members of `session` now. */
+  snapshot(session: string): Promise<BusSnapshot>;
+  /** Sends a frame to a peer that `node` holds. */
+  deliver(node: string, delivery: BusDelivery): Promise<void>;
+  /** Removes this node's peers from the bus and disconnects. */
+  close(): Promise<void>;
+}
+
+/**
+ * Whether `value` has the methods of a {@linkcode Bus}.
+ *
+ * @param value Anything.
+ * @returns True for an object with every method and a `node` string.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isBus, LocalBus } from "./mod.ts";
+ *
+ * assert.equal(isBus(new LocalBus().connect()), true);
+ * assert.equal(isBus({}), false);
+ * ```
+ */
+export function isBus(value: unknown): value is Bus {
+  if (typeof value !== "object" || value === null) return false;
+  const bus = value as Record<string, unknown>;
+  return typeof bus.node === "string" &&
+    BUS_METHODS.every((name) => typeof bus[name] === "function");
+}
+
+const BUS_METHODS = [
+  "attach",
+  "watch",
+  "unwatch",
+  "join",
+  "leave",
+  "snapshot",
+  "deliver",
+  "close",
+] as const;
+
+/**
+ * An in-process bus: the hubs of several brokers in one process share
+ * sessions through it, as brokers in several processes do through Redis.
+ * Call {@linkcode LocalBus.connect} once per broker. Messages are handed
+ * over in a microtask, so callers see the same asynchrony as with a network
+ * engine.
+ *
+ * @example Two nodes of one bus
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { LocalBus } from "./mod.ts";
+ *
+ * const bus = new LocalBus();
+ * const a = bus.connect();
+ * const b = bus.connect();
+ * assert.notEqual(a.node, b.node);
+ * const joined = await a.join("s", "p1", 2);
+ * assert.equal(joined.ok, true);
+ * assert.deepEqual([...(await b.snapshot("s")).members.keys()], ["p1"]);
+ * await a.close();
+ * await b.close();
+ * ```
+ */
+export class LocalBus {
+  #seq = 0;
+  #sessions = new Map<string, Map<string, string>>();
+  #peers = new Map<string, string>();
+  #nodes = new Map<string, LocalBusNode>();
+  #count = 0;
+
+  /**
+   * A new node on this bus.
+   *
+   * @returns The node's {@linkcode Bus}.
+   */
+  connect(): Bus {
+    const node = new LocalBusNode(this, `local-${++this.#count}`);
+    this.#nodes.set(node.node, node);
+    return node;
+  }
+
+  /** @internal */
+  _join(
+    node: string,
+    session: string,
+    peerId: string,
+    max: number,
+  ): BusJoinResult {
+    const members = this.#sessions.get(session) ?? new Map<string, string>();
+    if (members.size >= max) return { ok: false, reason: "full" };
+    if (this.#peers.has(peerId)) return { ok: false, reason: "taken" };
+    members.set(peerId, node);
+    this.#sessions.set(session, members);
+    this.#peers.set(peerId, session);
+    const seq = this._publish("joined", session, peerId, node);
+    return { ok: true, snapshot: { seq, members: new Map(members) } };
+  }
+
+  /** @internal */
+  _leave(node: string, session: string, peerId: string): void {
+    const members = this.#sessions.get(session);
+    if (members?.get(peerId) !== node) return;
+    members.delete(peerId);
+    if (members.size === 0) this.#sessions.delete(session);
+    this.#peers.delete(peerId);
+    this._publish("left", session, peerId, node);
+  }
+
+  /** @internal */
+  _snapshot(session: string): BusSnapshot {
+    return {
+      seq: this.#seq,
+      members: new Map(this.#sessions.get(session) ?? []),
+    };
+  }
+
+  /** @internal */
+  _publish(
+    kind: BusEvent["kind"],
+    session: string,
+    peerId: string,
+    node: string,
+  ): number {
+    const event = { seq: ++this.#seq, kind, session, peerId, node };
+    for (const other of this.#nodes.values()) other._event(event);
+    return event.seq;
+  }
+
+  /** @internal */
+  _deliver(node: string, delivery: BusDelivery): void {
+    this.#nodes.get(node)?._deliver(delivery);
+  }
+
+  /** @internal */
+  _close(node: string): void {
+    this.#nodes.delete(node);
+    for (const [peerId, session] of [...this.#peers]) {
+      if (this.#sessions.get(session)?.get(peerId) === node) {
+        this._leave(node, session, peerId);
+      }
+    }
+  }
+}
+
+class LocalBusNode implements Bus {
+  readonly node: string;
+  readonly state: BusState = "up";
+  #bus: LocalBus;
+  #listener: BusListener | undefined;
+  #watched = new Set<string>();
+
+  constructor(bus: LocalBus, node: string) {
+    this.#bus = bus;
+    this.node = node;
+  }
+
+  attach(listener: BusListener): void {
+    this.#listener = listener;
+  }
+
+  watch(session: string): Promise<void> {
+    this.#watched.add(session);
+    return Promise.resolve();
+  }
+
+  unwatch(session: string): Promise<void> {
+    this.#watched.delete(session);
+    return Promise.resolve();
+  }
+
+  join(session: string, peerId: string, max: number): Promise<BusJoinResult> {
+    return Promise.resolve(this.#bus._join(this.node, session, peerId, max));
+  }
+
+  leave(session: string, peerId: string): Promise<void> {
+    this.#bus._leave(this.node, session, peerId);
+    return Promise.resolve();
+  }
+
+  snapshot(session: string): Promise<BusSnapshot> {
+    return Promise.resolve(this.#bus._snapshot(session));
+  }
+
+  deliver(node: string, delivery: BusDelivery): Promise<void> {
+    this.#bus._deliver(node, delivery);
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.#bus._close(this.node);
+    return Promise.resolve();
+  }
+
+  _event(event: BusEvent): void {
+    if (!this.#watched.has(event.session)) return;
+    queueMicrotask(() => this.#listener?.event(event));
+  }
+
+  _deliver(delivery: BusDelivery): void {
+    queueMicrotask(() => this.#listener?.deliver(delivery));
+  }
+}

@@ -1,0 +1,520 @@
+/**
+ * `RedisBus`: the signaling bus on Redis, so that the peers of one session
+ * can sit on different brokers. Create one per broker with
+ * {@linkcode createRedisBus}, pass it as the `bus` option, and close it after
+ * the server.
+ *
+ * What Redis holds (every key under `prefix`, default `pod-broker:`):
+ * - `session:<name>`: hash peer id -> node, the members of a session;
+ * - `peers`: hash peer id -> node, so that an id is unique on the bus;
+ * - `node:<node>`: hash peer id -> session, the peers a broker holds;
+ * - `nodes`: sorted set node -> the time its heartbeat lapses;
+ * - `seq`: the one counter that orders every membership change.
+ *
+ * Joins, leaves and the removal of a dead broker's peers are Lua scripts,
+ * so each is atomic: `maxPeersPerSession` holds across brokers, and each
+ * change is published (`s:<name>`) in the order of its number. A broker
+ * subscribes to a session's channel only while it holds a peer there, and
+ * a signal goes to the channel of the one broker that holds its addressee
+ * (`n:<node>`): nothing reaches a broker with no peer in the session.
+ *
+ * Every `heartbeatMs` a broker renews its entry in `nodes` (for three
+ * beats) and removes the peers of any broker whose entry lapsed, so the
+ * peers of a killed broker are reported left within four beats. Scripts
+ * touch keys they compute, so the bus needs a single Redis (or a primary
+ * with replicas), not Redis Cluster.
+ *
+ * @module
+ */
+
+import { Redis } from "ioredis";
+import { randomAlphanumeric } from "../../_util/id.ts";
+import type { Logger } from "../../_util/log.ts";
+import type {
+  Bus,
+  BusDelivery,
+  BusJoinResult,
+  BusListener,
+  BusSnapshot,
+  BusState,
+} from "./mod.ts";
+
+/** Options of {@linkcode createRedisBus}. */
+export interface RedisBusOptions {
+  /**
+   * `redis://[:password@]host[:port][/db]` or `rediss://` for TLS. It may
+   * hold a password: it is never logged nor put in an error.
+   */
+  url: string;
+  /**
+   * Heartbeat interval; a broker silent for three beats is taken for dead
+   * and its peers are reported left within one more. @default {5000}
+   */
+  heartbeatMs?: number;
+  /** Prefix of every key and channel. @default {"pod-broker:"} */
+  prefix?: string;
+  /** How long the first connection may take. @default {5000} */
+  connectTimeoutMs?: number;
+  /** Receives the bus's log events (never the URL). */
+  logger?: Logger;
+}
+
+/** The default heartbeat interval of a {@linkcode RedisBus}. */
+export const DEFAULT_BUS_HEARTBEAT_MS = 5_000;
+
+/** Heartbeats a broker may miss before it is taken for dead. */
+export const BUS_MISSED_BEATS = 3;
+
+const NOW_MS = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+// KEYS: session, peers, node hash, seq, nodes.
+// ARGV: peer, node, max, channel, session name.
+const JOIN = `
+if not redis.call('ZSCORE', KEYS[5], ARGV[2]) then return {-3} end
+if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return {-1} end
+if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {-2} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
+local seq = redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', ARGV[4], 'j ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
+return {seq, redis.call('HGETALL', KEYS[1])}`;
+
+// KEYS: session, peers, node hash, seq. ARGV: peer, node, channel.
+const LEAVE = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local seq = redis.call('INCR', KEYS[4])
+redis.call('PUBLISH', ARGV[3], 'l ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
+return seq`;
+
+// KEYS: session, seq.
+const SNAPSHOT = `
+return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}`;
+
+// KEYS: nodes. ARGV: node, ttl ms. Returns 1 when the node was not there.
+const HEARTBEAT = `${NOW_MS}
+return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])`;
+
+// KEYS: nodes, peers, seq. ARGV: prefix, and a node to remove now (or '').
+// Removes every lapsed node (or the one named), publishing its peers' leaves.
+const REAP = `${NOW_MS}
+local dead
+if ARGV[2] ~= '' then dead = {ARGV[2]}
+else dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now) end
+local count = 0
+for _, node in ipairs(dead) do
+  local key = ARGV[1] .. 'node:' .. node
+  local held = redis.call('HGETALL', key)
+  for i = 1, #held, 2 do
+    local peer, session = held[i], held[i + 1]
+    local members = ARGV[1] .. 'session:' .. session
+    if redis.call('HGET', members, peer) == node then
+      redis.call('HDEL', members, peer)
+      redis.call('HDEL', KEYS[2], peer)
+      local seq = redis.call('INCR', KEYS[3])
+      redis.call('PUBLISH', ARGV[1] .. 's:' .. session,
+        'l ' .. seq .. ' ' .. peer .. ' ' .. node)
+      count = count + 1
+    end
+  end
+  redis.call('DEL', key)
+  redis.call('ZREM', KEYS[1], node)
+end
+return count`;
+
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * Connects a broker to the signaling bus on Redis and resolves once it is
+ * up (connected, subscribed to its own channel and registered).
+ *
+ * @param options The Redis URL and the bus's timing.
+ * @returns The bus, to pass as the `bus` option.
+ * @throws {TypeError} For a URL that is not `redis:` or `rediss:`, or a
+ * heartbeat under 100 ms.
+ * @throws {Error} When Redis cannot be reached in `connectTimeoutMs`.
+ *
+ * @example Two brokers on one Redis
+ * ```ts ignore
+ * import { createSignalServer, MemoryRegistry } from "jsr:@pod/broker";
+ * import { createRedisBus } from "jsr:@pod/broker/bus-redis";
+ *
+ * const bus = await createRedisBus({ url: "redis://127.0.0.1:6379" });
+ * const server = await createSignalServer({ registry: new MemoryRegistry(), bus });
+ * // ... on shutdown:
+ * await server.close();
+ * await bus.close();
+ * ```
+ */
+export async function createRedisBus(
+  options: RedisBusOptions,
+): Promise<RedisBus> {
+  const bus = new RedisBus(options);
+  try {
+    await bus.ready(options.connectTimeoutMs ?? 5_000);
+  } catch (error) {
+    await bus.close();
+    throw error;
+  }
+  return bus;
+}
+
+/**
+ * One broker's handle on the signaling bus in Redis (see the module
+ * documentation for what it stores). Prefer {@linkcode createRedisBus},
+ * which waits until the bus is up.
+ */
+export class RedisBus implements Bus {
+  /** This broker's id on the bus (random, 16 characters). */
+  readonly node: string;
+  #cmd: Redis;
+  #sub: Redis;
+  #prefix: string;
+  #heartbeatMs: number;
+  #password: string;
+  #logger: Logger | undefined;
+  #listener: BusListener | undefined;
+  #state: BusState = "down";
+  #registered = false;
+  #checking = false;
+  #closed = false;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #upWaiters: (() => void)[] = [];
+  #loggedDown = false;
+  #subscribed = false;
+
+  /**
+   * Makes the bus and starts connecting.
+   *
+   * @param options The Redis URL and the bus's timing.
+   * @throws {TypeError} For a bad URL or heartbeat.
+   */
+  constructor(options: RedisBusOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw new TypeError("Cannot use the Redis URL: it is not a URL");
+    }
+    if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
+      throw new TypeError(
+        "Cannot use the Redis URL: expected redis:// or rediss://",
+      );
+    }
+    const heartbeatMs = options.heartbeatMs ?? DEFAULT_BUS_HEARTBEAT_MS;
+    if (!Number.isSafeInteger(heartbeatMs) || heartbeatMs < 100) {
+      throw new TypeError(
+        "Cannot use the bus heartbeat: expected an integer of at least 100 ms",
+      );
+    }
+    this.node = randomAlphanumeric(16);
+    this.#prefix = options.prefix ?? "pod-broker:";
+    this.#heartbeatMs = heartbeatMs;
+    this.#password = decodeURIComponent(url.password);
+    this.#logger = options.logger;
+    const common = {
+      lazyConnect: true,
+      connectTimeout: options.connectTimeoutMs ?? 5_000,
+      // Reconnect for ever, backing off to one second.
+      retryStrategy: (times: number) => Math.min(50 * times, 1_000),
+    };
+    // Commands fail at once while Redis is away (the hub closes the socket
+    // or retries later) instead of queueing without bound.
+    this.#cmd = new Redis(options.url, {
+      ...common,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+    });
+    // The subscriber resubscribes by itself when it reconnects.
+    this.#sub = new Redis(options.url, {
+      ...common,
+      autoResubscribe: true,
+      maxRetriesPerRequest: null,
+    });
+    for (
+      const [name, lua, keys] of [
+        ["podJoin", JOIN, 5],
+        ["podLeave", LEAVE, 4],
+        ["podSnapshot", SNAPSHOT, 2],
+        ["podHeartbeat", HEARTBEAT, 1],
+        ["podReap", REAP, 3],
+      ] as const
+    ) {
+      this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
+    }
+    for (const client of [this.#cmd, this.#sub]) {
+      client.on("error", (error: Error) => this.#onError(error));
+      client.on("close", () => this.#onDown());
+      client.on("ready", () => this.#onReady());
+    }
+    this.#sub.on("message", (channel: string, message: string) => {
+      this.#onMessage(channel, message);
+    });
+    this.#cmd.connect().catch(() => {});
+    this.#sub.connect().then(
+      () => this.#sub.subscribe(this.#nodeChannel(this.node)),
+    ).then(() => {
+      this.#subscribed = true;
+      this.#onReady();
+    }, () => {});
+  }
+
+  /** Whether the bus can be used now. */
+  get state(): BusState {
+    return this.#state;
+  }
+
+  /**
+   * Resolves once the bus is up.
+   *
+   * @param timeoutMs How long to wait.
+   * @throws {Error} When it is not up in time.
+   */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.#state === "up") return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#upWaiters.splice(this.#upWaiters.indexOf(done), 1);
+        reject(
+          new Error(
+            `Cannot connect to the Redis bus: not up after ${timeoutMs} ms`,
+          ),
+        );
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#upWaiters.push(done);
+    });
+  }
+
+  /** Attaches the hub's listener. */
+  attach(listener: BusListener): void {
+    this.#listener = listener;
+  }
+
+  /** Subscribes to a session's channel. */
+  async watch(session: string): Promise<void> {
+    await this.#sub.subscribe(this.#sessionChannel(session));
+  }
+
+  /** Unsubscribes from a session's channel. */
+  async unwatch(session: string): Promise<void> {
+    await this.#sub.unsubscribe(this.#sessionChannel(session));
+  }
+
+  /** Adds a peer of this broker to a session, atomically. */
+  async join(
+    session: string,
+    peerId: string,
+    maxPeers: number,
+  ): Promise<BusJoinResult> {
+    const reply = await this.#script("podJoin")(
+      this.#key(`session:${session}`),
+      this.#key("peers"),
+      this.#key(`node:${this.node}`),
+      this.#key("seq"),
+      this.#key("nodes"),
+      peerId,
+      this.node,
+      maxPeers,
+      this.#sessionChannel(session),
+      session,
+    ) as [number, string[]?];
+    const [seq, members] = reply;
+    if (seq === -1) return { ok: false, reason: "full" };
+    if (seq === -2) return { ok: false, reason: "taken" };
+    if (seq === -3) {
+      // This broker was taken for dead: the heartbeat will say so.
+      this.#check();
+      return { ok: false, reason: "lost" };
+    }
+    return { ok: true, snapshot: { seq, members: pairs(members ?? []) } };
+  }
+
+  /** Removes a peer of this broker from a session. */
+  async leave(session: string, peerId: string): Promise<void> {
+    await this.#script("podLeave")(
+      this.#key(`session:${session}`),
+      this.#key("peers"),
+      this.#key(`node:${this.node}`),
+      this.#key("seq"),
+      peerId,
+      this.node,
+      this.#sessionChannel(session),
+    );
+  }
+
+  /** The members of a session now. */
+  async snapshot(session: string): Promise<BusSnapshot> {
+    const [seq, members] = await this.#script("podSnapshot")(
+      this.#key(`session:${session}`),
+      this.#key("seq"),
+    ) as [number, string[]];
+    return { seq, members: pairs(members) };
+  }
+
+  /** Publishes a frame to the broker that holds its addressee. */
+  async deliver(node: string, delivery: BusDelivery): Promise<void> {
+    await this.#cmd.publish(
+      this.#nodeChannel(node),
+      `${delivery.session} ${delivery.to} ${delivery.text}`,
+    );
+  }
+
+  /**
+   * Removes this broker's remaining peers from the bus (their sessions are
+   * told they left), then disconnects. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#cmd.status === "ready") {
+      try {
+        await this.#script("podReap")(
+          this.#key("nodes"),
+          this.#key("peers"),
+          this.#key("seq"),
+          this.#prefix,
+          this.node,
+        );
+      } catch {
+        // Its entry lapses by itself, and the others remove its peers.
+      }
+    }
+    this.#state = "down";
+    await Promise.all([this.#cmd, this.#sub].map(async (client) => {
+      if (client.status !== "ready") {
+        client.disconnect();
+        return;
+      }
+      try {
+        await client.quit();
+      } catch {
+        client.disconnect();
+      }
+    }));
+  }
+
+  #key(name: string): string {
+    return `${this.#prefix}${name}`;
+  }
+
+  #sessionChannel(session: string): string {
+    return `${this.#prefix}s:${session}`;
+  }
+
+  #nodeChannel(node: string): string {
+    return `${this.#prefix}n:${node}`;
+  }
+
+  #script(name: string): Script {
+    const client = this.#cmd as unknown as Record<string, Script>;
+    return client[name]!.bind(this.#cmd);
+  }
+
+  #onMessage(channel: string, message: string): void {
+    const listener = this.#listener;
+    if (listener === undefined) return;
+    const sessions = `${this.#prefix}s:`;
+    if (channel.startsWith(sessions)) {
+      const [kind, seq, peerId, node] = message.split(" ");
+      if (peerId === undefined || node === undefined) return;
+      listener.event({
+        seq: Number(seq),
+        kind: kind === "j" ? "joined" : "left",
+        session: channel.slice(sessions.length),
+        peerId,
+        node,
+      });
+      return;
+    }
+    const first = message.indexOf(" ");
+    const second = message.indexOf(" ", first + 1);
+    if (first < 0 || second < 0) return;
+    listener.deliver({
+      session: message.slice(0, first),
+      to: message.slice(first + 1, second),
+      text: message.slice(second + 1),
+    });
+  }
+
+  #onError(error: Error): void {
+    if (this.#closed || this.#loggedDown) return;
+    this.#loggedDown = true;
+    // ioredis messages name the host and port at most; the password is
+    // cut out all the same, should a server echo it.
+    const message = this.#password === ""
+      ? error.message
+      : error.message.split(this.#password).join("***");
+    this.#logger?.("warn", "Signaling bus connection failed", {
+      error: message,
+    });
+  }
+
+  #onDown(): void {
+    if (this.#closed || this.#state === "down") return;
+    this.#state = "down";
+    this.#listener?.state("down", false);
+  }
+
+  #onReady(): void {
+    if (this.#closed || !this.#subscribed) return;
+    if (this.#cmd.status !== "ready" || this.#sub.status !== "ready") return;
+    this.#check();
+    this.#timer ??= setInterval(() => this.#beat(), this.#heartbeatMs);
+  }
+
+  // Renews the registration; when it had lapsed (this broker was taken for
+  // dead, or Redis lost its data) while peers were held, the hub is told
+  // they are lost. The bus is up only once this is known.
+  #check(): void {
+    if (this.#checking || this.#closed) return;
+    this.#checking = true;
+    this.#heartbeat().then((added) => {
+      this.#checking = false;
+      const lost = added && this.#registered;
+      this.#registered = true;
+      this.#loggedDown = false;
+      if (this.#state === "up" && !lost) return;
+      this.#state = "up";
+      for (const resolve of this.#upWaiters.splice(0)) resolve();
+      this.#listener?.state("up", lost);
+    }, () => {
+      this.#checking = false;
+    });
+  }
+
+  #beat(): void {
+    if (this.#cmd.status !== "ready" || this.#sub.status !== "ready") return;
+    this.#check();
+    this.#script("podReap")(
+      this.#key("nodes"),
+      this.#key("peers"),
+      this.#key("seq"),
+      this.#prefix,
+      "",
+    ).catch(() => {});
+  }
+
+  async #heartbeat(): Promise<boolean> {
+    const added = await this.#script("podHeartbeat")(
+      this.#key("nodes"),
+      this.node,
+      this.#heartbeatMs * BUS_MISSED_BEATS,
+    );
+    return added === 1;
+  }
+}
+
+function pairs(flat: string[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (let i = 0; i + 1 < flat.length; i += 2) map.set(flat[i]!, flat[i + 1]!);
+  return map;
+}

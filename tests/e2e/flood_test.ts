@@ -1,0 +1,45 @@
+// A client that floods one socket reads why it was cut off (issue 11): the
+// `rate_limited` error frame, then close code 1008, in every run, on both
+// adapters (the Node one runs here on Deno's node:http).
+import assert from "node:assert/strict";
+import { createSignalServer as onDeno } from "../../src/adapters/deno.ts";
+import { createSignalServer as onNode } from "../../src/adapters/node.ts";
+import { silentLogger } from "../../src/_util/log.ts";
+import { MemoryRegistry } from "../../src/registries/memory.ts";
+
+const RUNS = 20;
+
+for (const [name, create] of [["Deno", onDeno], ["Node", onNode]] as const) {
+  Deno.test(`flood on the ${name} adapter: rate_limited, then 1008, ${RUNS} runs of ${RUNS}`, async () => {
+    const server = await create({
+      registry: new MemoryRegistry(),
+      port: 0,
+      hostname: "127.0.0.1",
+      logger: silentLogger,
+    });
+    try {
+      const seen: string[] = [];
+      for (let run = 0; run < RUNS; run++) {
+        const ws = new WebSocket(`ws://127.0.0.1:${server.port}/signal`);
+        await new Promise((resolve) => (ws.onopen = resolve));
+        let rateLimited = false;
+        ws.onmessage = (event) => {
+          if (JSON.parse(event.data).code === "rate_limited") {
+            rateLimited = true;
+          }
+        };
+        const closed = new Promise<CloseEvent>((r) => (ws.onclose = r));
+        // As fast as the socket takes them, until the broker closes it.
+        for (let sent = 0; ws.readyState === WebSocket.OPEN && sent < 5_000;) {
+          ws.send('{"type":"join","session":""}');
+          if (++sent % 50 === 0) await new Promise((r) => setTimeout(r, 0));
+        }
+        const { code } = await closed;
+        seen.push(`${code}${rateLimited ? "+rate_limited" : ""}`);
+      }
+      assert.deepEqual(seen, Array(RUNS).fill("1008+rate_limited"));
+    } finally {
+      await server.close();
+    }
+  });
+}

@@ -1,0 +1,136 @@
+// Past one machine (issue 14): two CLI brokers sharing one PostgreSQL and
+// one Redis, started the way the README's "Scale-out" says (secrets from
+// the environment): a pod uploaded through A is served by B with its hits
+// counted once for both, peers on A and B share a session and signal each
+// other, and a takedown on the shared database is seen by both.
+import assert from "node:assert/strict";
+import {
+  CHROMIUM,
+  chromiumNotice,
+  hasChromium,
+  runJourney,
+} from "../support/browser.ts";
+import {
+  cli,
+  MOD,
+  signedPod,
+  spawnBroker,
+  upload,
+} from "../support/helpers.ts";
+import { havePostgres, startPostgres } from "../support/postgres.ts";
+import { haveRedis, startRedis } from "../support/redis.ts";
+import { TestClient } from "../support/ws.ts";
+
+const inCi = Boolean(Deno.env.get("CI"));
+const have = havePostgres() && haveRedis();
+
+Deno.test({
+  name:
+    "scale-out: two brokers on one PostgreSQL and one Redis share pods, hits, sessions and takedowns",
+  ignore: !have && !inCi,
+  async fn() {
+    assert.ok(have, "PostgreSQL and Redis are needed");
+    await using pg = await startPostgres();
+    await using redis = await startRedis();
+    const env = {
+      DATABASE_URL: pg.url(await pg.createDatabase()),
+      REDIS_URL: redis.url,
+    };
+    const args = [
+      "run",
+      "-A",
+      MOD,
+      "--registry",
+      "postgres",
+      "--bus",
+      "redis",
+      "--port",
+      "0",
+      "--hostname",
+      "127.0.0.1",
+    ];
+    await using a = await spawnBroker(args, undefined, env);
+    await using b = await spawnBroker(args, undefined, env);
+    const urlA = `http://127.0.0.1:${a.port}`;
+    const urlB = `http://127.0.0.1:${b.port}`;
+
+    // A pod uploaded through A is served by B, byte for byte.
+    const pod = await signedPod();
+    const created = await upload(urlA, pod);
+    assert.equal(created.status, 201);
+    const { id } = await created.json();
+    for (const url of [urlB, urlA, urlB]) {
+      const got = await fetch(`${url}/${id}`);
+      assert.equal(got.status, 200);
+      assert.deepEqual(new Uint8Array(await got.arrayBuffer()), pod);
+    }
+    let hits = 0;
+    for (let i = 0; i < 50 && hits !== 3; i++) {
+      hits = (await (await fetch(`${urlA}/${id}/meta`)).json()).hits;
+      if (hits !== 3) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(hits, 3, "hits through A and B counted in one place");
+
+    // Peers on A and B share a session; a signal crosses to its addressee.
+    const onA = new TestClient(`ws://127.0.0.1:${a.port}/signal`);
+    const joinedA = await onA.join("scale");
+    const onB = new TestClient(`ws://127.0.0.1:${b.port}/signal`);
+    const joinedB = await onB.join("scale");
+    assert.deepEqual(joinedB.peers, [joinedA.peerId]);
+    assert.deepEqual(await onA.next(), {
+      type: "peer-joined",
+      peerId: joinedB.peerId,
+    });
+    const data = { candidate: null };
+    onA.send({ type: "signal", to: joinedB.peerId, data });
+    assert.deepEqual(await onB.next(), {
+      type: "signal",
+      from: joinedA.peerId,
+      data,
+    });
+    await onB.close();
+    assert.deepEqual(await onA.next(), {
+      type: "peer-left",
+      peerId: joinedB.peerId,
+    });
+    await onA.close();
+
+    // A takedown on the shared database: 410 on both, within a second.
+    const deleted = await cli([
+      "delete",
+      id,
+      "--registry",
+      "postgres",
+      "--database-url",
+      env.DATABASE_URL,
+    ]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    for (const url of [urlA, urlB]) {
+      const gone = await fetch(`${url}/${id}`);
+      assert.equal(gone.status, 410);
+      await gone.body?.cancel();
+    }
+    assert.equal(await a.stop(), 0);
+    assert.equal(await b.stop(), 0);
+  },
+});
+
+chromiumNotice("the scale-out browser test");
+
+Deno.test({
+  name:
+    "scale-out: a pod opened through broker A chats with one opened through broker B",
+  ignore: (!have || !hasChromium) && !inCi,
+  async fn() {
+    assert.ok(have, "PostgreSQL and Redis are needed");
+    assert.ok(
+      hasChromium,
+      `${CHROMIUM} is missing: apt-get install -y chromium`,
+    );
+    const result = await runJourney(
+      new URL("../support/scaleout_journey.ts", import.meta.url).pathname,
+    );
+    assert.equal(result.code, 0, result.output);
+    assert.match(result.output, /journey ok/);
+  },
+});

@@ -1,0 +1,95 @@
+// What every browser test shares: Debian's Chromium, the loud notice when it
+// is missing, and running a journey script in a child process inside a
+// fresh network namespace (loopback only, when this is root and `unshare`
+// works), so that no candidate or packet can leave the machine.
+import { existsSync } from "node:fs";
+import { CHROMIUM } from "./chat_journey_config.ts";
+
+export { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+
+/** Whether Debian's Chromium is installed. */
+export const hasChromium: boolean = existsSync(CHROMIUM);
+/** Whether this is CI, where a missing browser fails instead of skipping. */
+export const inCi: boolean = Boolean(Deno.env.get("CI"));
+
+/** Prints the loud notice for a missing Chromium; `what` names the test. */
+export function chromiumNotice(what: string): void {
+  if (hasChromium) return;
+  console.error(
+    `\n!!! ${CHROMIUM} is missing: ${what} ${
+      inCi ? "FAILS in CI" : "is SKIPPED"
+    }.\n!!! Install Debian's Chromium: sudo apt-get install -y chromium\n`,
+  );
+}
+
+/** What a finished command printed, both streams together. */
+export interface RunResult {
+  /** Exit code. */
+  code: number;
+  /** stdout then stderr. */
+  output: string;
+}
+
+/** Runs a command to the end. */
+export async function run(cmd: string, args: string[]): Promise<RunResult> {
+  const { code, stdout, stderr } = await new Deno.Command(cmd, {
+    args,
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder();
+  return { code, output: text.decode(stdout) + text.decode(stderr) };
+}
+
+/** The first of `setups` that works in a fresh network namespace, or null. */
+async function namespaceSetup(setups: string[]): Promise<string | null> {
+  if (Deno.uid() !== 0) return null;
+  for (const setup of setups) {
+    try {
+      if ((await run("unshare", ["-n", "sh", "-c", setup])).code === 0) {
+        return setup;
+      }
+    } catch {
+      return null;
+    }
+  }
+  return null;
+}
+
+/** A journey's run, and the namespace setup it ran under (null: none). */
+export interface JourneyResult extends RunResult {
+  /** The setup command used in the namespace, or null without one. */
+  setup: string | null;
+}
+
+/**
+ * Runs `deno run -A JOURNEY ARGS` (its modules cached first: the namespace
+ * has no route to any registry) in a fresh network namespace prepared by
+ * the first of `setups` that works, or directly, with a note, when none
+ * does. `args` may depend on the setup chosen.
+ */
+export async function runJourney(
+  journey: string,
+  args: string[] | ((setup: string | null) => string[]) = [],
+  setups: string[] = ["ip link set lo up"],
+): Promise<JourneyResult> {
+  const cached = await run(Deno.execPath(), ["cache", journey]);
+  if (cached.code !== 0) return { ...cached, setup: null };
+  const setup = await namespaceSetup(setups);
+  if (setup === null) {
+    console.error("note: running the browser test without a network namespace");
+  }
+  const command = [
+    Deno.execPath(),
+    "run",
+    "-A",
+    journey,
+    ...(typeof args === "function" ? args(setup) : args),
+  ];
+  const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
+    .join(" ");
+  const result = setup === null
+    ? await run(command[0]!, command.slice(1))
+    : await run("unshare", ["-n", "sh", "-c", `${setup} && exec ${quoted}`]);
+  return { ...result, setup };
+}

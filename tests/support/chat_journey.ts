@@ -1,0 +1,214 @@
+// The whole journey in real Chromium, run by e2e_chat_test.ts (inside a
+// loopback-only network namespace when it can): sign and upload the chat pod,
+// open it in two browser contexts, chat, stop the broker, chat on.
+// Exits non-zero with the failed assertion; prints "journey ok" at the end.
+// Usage: deno run -A tests/support/chat_journey.ts [SCREENSHOT.png]
+import assert from "node:assert/strict";
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type Page,
+} from "playwright-core";
+import { createSignalServer } from "../../src/adapters/deno.ts";
+import { generateKeyPair } from "../../src/pod/ed25519.ts";
+import { signPod } from "../../src/pod/sign.ts";
+import { silentLogger } from "../../src/_util/log.ts";
+import { SqliteRegistry } from "../../src/registries/sqlite.ts";
+import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+
+const WAIT = { timeout: 20_000 };
+const OPEN_PEERS = '#peers li[data-state="open"]';
+
+/** Console lines that report a CSP violation, and uncaught page errors. */
+const violations: string[] = [];
+const errors: string[] = [];
+
+interface Tab {
+  context: BrowserContext;
+  page: Page;
+  id: string;
+}
+
+async function openPod(browser: Browser, url: string): Promise<Tab> {
+  const context = await browser.newContext({
+    viewport: { width: 640, height: 520 },
+  });
+  // Without a media permission Chromium offers no loopback ICE candidate.
+  await context.grantPermissions(["camera", "microphone"]);
+  const page = await context.newPage();
+  page.on("console", (message) => {
+    const text = message.text();
+    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(url);
+  await page.waitForSelector('#status[data-state="connected"]', WAIT);
+  const id = (await page.locator("#me").textContent())!;
+  assert.match(id, /^[A-Za-z0-9]{16}$/);
+  return { context, page, id };
+}
+
+async function waitForOpenPeers(tab: Tab, others: Tab[]): Promise<void> {
+  for (const other of others) {
+    await tab.page.locator(
+      `#peers li[data-peer-id="${other.id}"][data-state="open"]`,
+    )
+      .waitFor(WAIT);
+  }
+  assert.equal(await tab.page.locator(OPEN_PEERS).count(), others.length);
+}
+
+async function say(from: Tab, text: string, to: Tab[]): Promise<void> {
+  await from.page.fill("#input", text);
+  await from.page.press("#input", "Enter");
+  for (const tab of to) {
+    await tab.page.locator(`#log .msg[data-from="${from.id}"]`, {
+      hasText: text,
+    }).waitFor(WAIT);
+  }
+}
+
+async function screenshotPair(
+  browser: Browser,
+  tabs: Tab[],
+  path: string,
+): Promise<void> {
+  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
+  const images = shots.map((png) =>
+    `<img src="data:image/png;base64,${btoa(String.fromCharCode(...png))}" ` +
+    `style="box-shadow:0 2px 8px #0005">`
+  );
+  const frame = await browser.newPage({
+    viewport: { width: 1320, height: 540 },
+  });
+  await frame.setContent(
+    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
+      `${images.join("")}</body>`,
+  );
+  await frame.screenshot({ path });
+}
+
+async function journey(
+  browser: Browser,
+  screenshotPath: string | undefined,
+): Promise<void> {
+  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+  const server = await createSignalServer({
+    registry,
+    port: 0,
+    hostname: "127.0.0.1",
+    logger: silentLogger,
+    accessLog: "off",
+  });
+  const broker = `http://127.0.0.1:${server.port}`;
+  // A second origin that counts requests: the pod must never reach it.
+  let strayRequests = 0;
+  const other = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {} },
+    () => {
+      strayRequests++;
+      return new Response("reached", {
+        headers: { "Access-Control-Allow-Origin": "*" },
+      });
+    },
+  );
+  try {
+    const html = await Deno.readFile(
+      new URL("../../examples/chat/chat.html", import.meta.url),
+    );
+    const pod = await signPod(html, (await generateKeyPair()).seed, {
+      name: "Chat",
+    });
+    const uploaded = await fetch(`${broker}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html; charset=utf-8" },
+      body: pod as BodyInit,
+    });
+    assert.equal(uploaded.status, 201);
+    const url = `${(await uploaded.json()).url}#e2e-${
+      crypto.randomUUID().slice(0, 8)
+    }`;
+
+    const a = await openPod(browser, url);
+    const b = await openPod(browser, url);
+    await waitForOpenPeers(a, [b]);
+    await waitForOpenPeers(b, [a]);
+    await say(a, "hello from A", [b]);
+    await say(b, "hello from B", [a]);
+    const health = await (await fetch(`${broker}/health`)).json();
+    assert.deepEqual([health.sessions, health.peers, health.origins], [1, 2, [
+      "null",
+    ]]);
+
+    // A third peer meshes with both, then leaves.
+    const c = await openPod(browser, url);
+    await waitForOpenPeers(c, [a, b]);
+    await waitForOpenPeers(a, [b, c]);
+    await waitForOpenPeers(b, [a, c]);
+    await say(c, "hello from C", [a, b]);
+    await c.context.close();
+    await a.page.locator(`#peers li[data-peer-id="${c.id}"]`).waitFor({
+      state: "detached",
+      ...WAIT,
+    });
+
+    // The broker goes away; the data channels do not need it.
+    await server.close();
+    for (const tab of [a, b]) {
+      await tab.page.waitForSelector('#status[data-state="unreachable"]', WAIT);
+    }
+    await say(a, "still here, A", [b]);
+    await say(b, "still here, B", [a]);
+    if (screenshotPath) await screenshotPair(browser, [a, b], screenshotPath);
+
+    assert.equal(
+      violations.length,
+      0,
+      `CSP violations: ${violations.join("\n")}`,
+    );
+    assert.equal(errors.length, 0, `uncaught errors: ${errors.join("\n")}`);
+
+    // The pod's origin is opaque: storage throws.
+    const storage = await a.page.evaluate(() => {
+      try {
+        return `no error: ${localStorage.length}`;
+      } catch (error) {
+        return (error as Error).name;
+      }
+    });
+    assert.equal(storage, "SecurityError");
+
+    // Another origin is out of reach, and the browser says why.
+    const otherUrl = `http://127.0.0.1:${other.addr.port}`;
+    const fetched = await a.page.evaluate(async (target) => {
+      try {
+        await fetch(target);
+        return "fetched";
+      } catch (error) {
+        return `blocked: ${(error as Error).name}`;
+      }
+    }, `${otherUrl}/`);
+    assert.match(fetched, /^blocked/);
+    assert.equal(strayRequests, 0);
+    assert.ok(
+      violations.some((text) => text.includes(otherUrl)),
+      violations.join("\n"),
+    );
+  } finally {
+    await server.close();
+    registry.close();
+    await other.shutdown();
+  }
+}
+
+const browser = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: CHROMIUM_FLAGS,
+});
+try {
+  await journey(browser, Deno.args[0]);
+  console.log("journey ok");
+} finally {
+  await browser.close();
+}

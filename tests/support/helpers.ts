@@ -1,0 +1,148 @@
+// Shared test helpers for Deno tests: a real server on 127.0.0.1 port 0,
+// keys and pods, broker processes. The runtime-neutral ones live in
+// tests/contract/_support.ts (the two-runtime contract suite) and are bound
+// here to the Deno build.
+import config from "../../deno.json" with { type: "json" };
+import * as mod from "../../src/mod.ts";
+import { PostgresRegistry } from "../../src/registries/postgres.ts";
+import { createRedisBus } from "../../src/signaling/bus/redis.ts";
+import type { SignPodOptions } from "../../src/pod/sign.ts";
+import type { SignalServerOptions } from "../../src/config/types.ts";
+import * as support from "../contract/_support.ts";
+
+export {
+  replaceText,
+  SAMPLE_HTML,
+  type TestServer,
+  upload,
+} from "../contract/_support.ts";
+
+/** `src/mod.ts`: the Deno CLI's entry. */
+export const MOD: string =
+  new URL("../../src/mod.ts", import.meta.url).pathname;
+
+/** The Deno build as the contract suite sees it (tests/contract/). */
+export const DENO_API: support.ContractApi = {
+  ...mod,
+  createRedisBus,
+  PostgresRegistry,
+  runtime: "deno",
+  cli: [Deno.execPath(), "run", "-A", MOD],
+  version: config.version,
+};
+
+/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
+export function startServer(
+  options: Partial<SignalServerOptions> = {},
+): Promise<support.TestServer> {
+  return support.startServer(DENO_API, options);
+}
+
+/** A fresh Ed25519 seed. */
+export function newSeed(): Promise<Uint8Array> {
+  return support.newSeed(DENO_API);
+}
+
+/** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
+export function signedPod(
+  html: string | Uint8Array = support.SAMPLE_HTML,
+  options: SignPodOptions = {},
+  seed?: Uint8Array,
+): Promise<Uint8Array<ArrayBuffer>> {
+  return support.signedPod(DENO_API, html, options, seed);
+}
+
+/** A broker process started by {@linkcode spawnBroker}. */
+export interface BrokerProcess extends AsyncDisposable {
+  /** The port it logged as listening on. */
+  port: number;
+  /** Sends SIGTERM and resolves with the exit code. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Runs `deno ARGS` (a broker's command line) and waits until it logs
+ * "listening on http://HOST:PORT".
+ */
+export async function spawnBroker(
+  args: string[],
+  cwd?: string,
+  env: Record<string, string> = {},
+): Promise<BrokerProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    ...(cwd ? { cwd } : {}),
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+    env: { NO_COLOR: "1", ...env },
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  const release = async () => {
+    reader.releaseLock();
+    await child.stderr.cancel().catch(() => {});
+  };
+  let log = "";
+  let match: RegExpExecArray | null = null;
+  while (!(match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(log))) {
+    const { done, value } = await reader.read();
+    if (done) {
+      await release();
+      await child.status;
+      throw new Error(`The broker ended before listening: ${log}`);
+    }
+    log += value;
+  }
+  await release();
+  let stopped: Promise<number> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      child.kill("SIGTERM");
+      return (await child.status).code;
+    })();
+    return stopped;
+  };
+  return {
+    port: Number(match[1]),
+    stop,
+    [Symbol.asyncDispose]: async () => void await stop(),
+  };
+}
+
+/** What a finished CLI run printed. */
+export interface CliRun {
+  /** Exit code. */
+  code: number;
+  /** Everything written to stdout. */
+  stdout: string;
+  /** Everything written to stderr. */
+  stderr: string;
+}
+
+/** Runs `pod-broker ARGS` (the Deno CLI) to the end. */
+export async function cli(args: string[]): Promise<CliRun> {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MOD, ...args],
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder();
+  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+}
+
+/** A CLI broker on 127.0.0.1, port 0, on the SQLite registry in `dataDir`. */
+export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
+  return spawnBroker([
+    "run",
+    "-A",
+    MOD,
+    "--registry",
+    "sqlite",
+    "--data-dir",
+    dataDir,
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+}

@@ -1,0 +1,175 @@
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { MemoryRegistry } from "../../src/registries/memory.ts";
+import { SqliteRegistry } from "../../src/registries/sqlite.ts";
+import type { PodRecord, Registry } from "../../src/config/types.ts";
+import {
+  assertSameBytes,
+  pseudoRandomBytes,
+  registryContract,
+  sampleRecord,
+} from "../support/registry_contract.ts";
+
+/** The smallest custom registry: four methods over a map. */
+export function minimalRegistry(): Registry {
+  const pods = new Map<string, { record: PodRecord; blob: Uint8Array }>();
+  return {
+    putPod: (record, blob) => {
+      pods.set(record.id, { record: { ...record }, blob });
+      return Promise.resolve();
+    },
+    getRecord: (id) =>
+      Promise.resolve(pods.has(id) ? { ...pods.get(id)!.record } : null),
+    getBlob: (id) => Promise.resolve(pods.get(id)?.blob ?? null),
+    bumpHits: (id) => {
+      const pod = pods.get(id);
+      if (pod) pod.record.hits += 1;
+      return Promise.resolve();
+    },
+  };
+}
+
+registryContract("MemoryRegistry", () => Promise.resolve(new MemoryRegistry()));
+registryContract(
+  "SqliteRegistry",
+  async () => new SqliteRegistry({ dataDir: await Deno.makeTempDir() }),
+);
+registryContract(
+  "minimal custom registry",
+  () => Promise.resolve(minimalRegistry()),
+  { takedown: false },
+);
+
+Deno.test("SqliteRegistry persists records, blobs and hits across reopening", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const blob = new TextEncoder().encode("<p>kept</p>");
+  const first = new SqliteRegistry({ dataDir });
+  await first.putPod(sampleRecord("persist00001", blob), blob);
+  await first.bumpHits("persist00001");
+  first.close();
+  const second = new SqliteRegistry({ dataDir });
+  try {
+    assert.equal((await second.getRecord("persist00001"))?.hits, 1);
+    assert.deepEqual(await second.getBlob("persist00001"), blob);
+  } finally {
+    second.close();
+  }
+});
+
+Deno.test("SqliteRegistry counts hits at once and writes them together a second later", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const blob = new TextEncoder().encode("<p>hot</p>");
+  const broker = new SqliteRegistry({ dataDir });
+  // Another connection, as `pod-broker list` is: it sees what is written.
+  const other = new SqliteRegistry({ dataDir });
+  try {
+    await broker.putPod(sampleRecord("hotpod000001", blob), blob);
+    for (let i = 0; i < 50; i++) await broker.bumpHits("hotpod000001");
+    assert.equal((await broker.getRecord("hotpod000001"))?.hits, 50);
+    assert.equal(broker.getRecordNow("hotpod000001")?.hits, 50);
+    assert.equal((await other.getRecord("hotpod000001"))?.hits, 0);
+    let written = 0;
+    for (let waited = 0; waited < 3_000 && written !== 50; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      written = (await other.getRecord("hotpod000001"))?.hits ?? 0;
+    }
+    assert.equal(written, 50, "the 50 hits were written within 3 s");
+    assert.equal((await broker.getRecord("hotpod000001"))?.hits, 50);
+  } finally {
+    broker.close();
+    other.close();
+  }
+});
+
+Deno.test("SqliteRegistry removes stray temporary files and orphan blobs when it opens", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const blob = new TextEncoder().encode("<p>kept</p>");
+  const first = new SqliteRegistry({ dataDir });
+  await first.putPod(sampleRecord("kept00000001", blob), blob);
+  first.close();
+  const stray = join(dataDir, "blobs", ".tmp-crash0000001-abcdefgh");
+  const orphan = join(dataDir, "blobs", "orphan000001");
+  writeFileSync(stray, "half a blob");
+  writeFileSync(orphan, "renamed, never committed");
+  const second = new SqliteRegistry({ dataDir });
+  try {
+    assert.equal(existsSync(stray), false);
+    assert.equal(existsSync(orphan), false);
+    assert.deepEqual(await second.getBlob("kept00000001"), blob);
+  } finally {
+    second.close();
+  }
+});
+
+Deno.test("SqliteRegistry.deletePod() removes the record and the blob file", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const registry = new SqliteRegistry({ dataDir });
+  try {
+    const blob = new TextEncoder().encode("<p>gone</p>");
+    await registry.putPod(sampleRecord("delete000001", blob), blob);
+    const file = join(dataDir, "blobs", "delete000001");
+    assert.equal(existsSync(file), true);
+    assert.equal(await registry.deletePod("delete000001"), true);
+    assert.equal(existsSync(file), false);
+    assert.equal(await registry.getRecord("delete000001"), null);
+    assert.equal(await registry.deletePod("delete000001"), false);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry: a stream opened before deletePod() still reads the whole blob", async () => {
+  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+  try {
+    const blob = pseudoRandomBytes(3 * 256 * 1024 + 11, 4);
+    await registry.putPod(sampleRecord("reading00001", blob), blob);
+    const stream = await registry.getBlobStream("reading00001");
+    assert.equal(await registry.deletePod("reading00001"), true);
+    assert.equal(await registry.getBlobStream("reading00001"), null);
+    assertSameBytes(
+      new Uint8Array(await new Response(stream).arrayBuffer()),
+      blob,
+      "the stream opened before",
+    );
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry.putPod() with a taken id fails and keeps the first pod whole", async () => {
+  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
+  try {
+    const first = new TextEncoder().encode("<p>first</p>");
+    await registry.putPod(sampleRecord("taken0000001", first), first);
+    const second = new TextEncoder().encode("<p>second</p>");
+    await assert.rejects(
+      registry.putPod(sampleRecord("taken0000001", second), second),
+    );
+    assert.deepEqual(await registry.getBlob("taken0000001"), first);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry leaves no temporary file after a write", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const registry = new SqliteRegistry({ dataDir });
+  try {
+    const blob = new TextEncoder().encode("<p>x</p>");
+    await registry.putPod(sampleRecord("clean0000001", blob), blob);
+    const names = [...Deno.readDirSync(join(dataDir, "blobs"))].map((e) =>
+      e.name
+    );
+    assert.deepEqual(names, ["clean0000001"]);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry requires dataDir", () => {
+  assert.throws(
+    () => new SqliteRegistry({} as { dataDir: string }),
+    { name: "TypeError", message: /dataDir/ },
+  );
+});
