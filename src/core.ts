@@ -77,11 +77,10 @@ export type {
   SdpData,
   SignalErrorCode,
 } from "./signaling/messages.ts";
+export type { PodRecord, Registry } from "./registries/types.ts";
+export type { PeerSocket } from "./signaling/types.ts";
 export type {
-  PeerSocket,
   PodHeaderOptions,
-  PodRecord,
-  Registry,
   SignalingOptions,
   SignalServer,
   SignalServerOptions,

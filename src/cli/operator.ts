@@ -7,7 +7,7 @@
  */
 
 import { isPodId } from "../_util/id.ts";
-import type { Registry } from "../config/types.ts";
+import type { Registry } from "../registries/types.ts";
 import { onePositional, parse, print, stderr } from "./io.ts";
 import { openRegistry } from "./registry.ts";
 import { UsageError } from "./usage_error.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import process from "node:process";
 import { MemoryRegistry } from "../registries/memory.ts";
 import { SqliteRegistry } from "../registries/sqlite.ts";
-import type { Registry } from "../config/types.ts";
+import type { Registry } from "../registries/types.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** Where the registry of `--registry postgres` is, besides `--data-dir`. */

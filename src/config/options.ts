@@ -19,11 +19,8 @@ import { jsonLogger, type Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
 import { assertSafeSandbox, DEFAULT_SANDBOX } from "../serving/pod_headers.ts";
 import { DenyList } from "../operator/deny_list.ts";
-import type {
-  PodHeaderOptions,
-  Registry,
-  SignalServerOptions,
-} from "./types.ts";
+import type { PodHeaderOptions, SignalServerOptions } from "./types.ts";
+import type { Registry } from "../registries/types.ts";
 
 /** How an option's value is checked, and how its flag's text is read. */
 export type OptionKind =

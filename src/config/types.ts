@@ -1,5 +1,6 @@
 /**
- * Public types shared by the core, the registries and both runtime adapters.
+ * The options of `createSignalServer` as a caller writes them, shared by
+ * the configuration, the CLI and both runtime adapters.
  *
  * @module
  */
@@ -9,81 +10,7 @@ import type { Logger } from "../_util/log.ts";
 import type { ScriptPolicy } from "../serving/pod_headers.ts";
 import type { DenyList } from "../operator/deny_list.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
-
-/** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
-export interface PodRecord {
-  /** 12 characters of `[A-Za-z0-9]`, chosen by the broker. */
-  id: string;
-  /** The author's Ed25519 public key (the manifest's `publicKey`). */
-  ownerPubkey: string;
-  /** Size of the stored blob in bytes. */
-  blobSize: number;
-  /** SHA-256 of the whole stored blob (the ETag's value). */
-  sha256: string;
-  /** SHA-256 of the blob without its manifest payload (signed by the author). */
-  contentSha256: string;
-  /** The manifest's display name, or null. */
-  name: string | null;
-  /** The manifest's `createdAt`, or null. */
-  createdAt: string | null;
-  /** When the broker stored the pod (the broker's clock). */
-  uploadedAt: string;
-  /** How many times the pod was served with 200. */
-  hits: number;
-}
-
-/**
- * Storage for pods. Any object with these four methods is a valid registry.
- * `putPod` is only ever called for a verified pod.
- */
-export interface Registry {
-  /** Stores a record and its blob, all or nothing. */
-  putPod(record: PodRecord, blob: Uint8Array): Promise<void>;
-  /** The record of `id`, or null. */
-  getRecord(id: string): Promise<PodRecord | null>;
-  /** The blob of `id`, or null. */
-  getBlob(id: string): Promise<Uint8Array | null>;
-  /** Counts one more hit for `id`. */
-  bumpHits(id: string): Promise<void>;
-  /**
-   * Optional: the blob of `id` as a stream, so that large pods are served
-   * without loading them whole. Used instead of `getBlob` when present.
-   */
-  getBlobStream?(id: string): Promise<ReadableStream<Uint8Array> | null>;
-  /**
-   * Optional: removes the blob of `id` and keeps a tombstone, so that its
-   * URL answers 410. Resolves true when a live pod was deleted.
-   */
-  deletePod?(id: string): Promise<boolean>;
-  /** Optional: whether `id` was removed by `deletePod`. */
-  isDeleted?(id: string): Promise<boolean>;
-  /**
-   * Optional fast path: the record of `id` read without waiting (a
-   * registry in memory, or a synchronous database handle), or null when
-   * there is none. Serving a hot pod then needs no promise at all. The
-   * broker never modifies what it returns.
-   */
-  getRecordNow?(id: string): Readonly<PodRecord> | null;
-  /** Optional: the live records, oldest first, of one owner key or all. */
-  listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
-  /** Optional: releases connections and handles. */
-  close?(): void | Promise<void>;
-}
-
-/** A WebSocket as the signaling hub sees it: the two things it ever does. */
-export interface PeerSocket {
-  /** Sends one text frame. */
-  send(text: string): void;
-  /** Closes the socket with a WebSocket close code and reason. */
-  close(code: number, reason: string): void;
-  /** Optional: bytes sent but not yet written to the network. */
-  bufferedAmount?(): number;
-  /**
-   * Optional: drops the connection at once, for a peer that does not finish
-   * the closing handshake in time.
-   */
-  terminate?(): void;
-}
+import type { Registry } from "../registries/types.ts";
 
 /** Response headers for served pods (DESIGN section 3). */
 export interface PodHeaderOptions {

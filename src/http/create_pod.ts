@@ -14,7 +14,7 @@ export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";
 import { type VerifiedPod, verifyPod } from "../pod/verify.ts";
 import { BrokerError, isUnavailable } from "./problem.ts";
-import type { PodRecord, Registry } from "../config/types.ts";
+import type { PodRecord, Registry } from "../registries/types.ts";
 
 /** Options of {@linkcode createPod}. */
 export interface CreatePodOptions {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { PodRecord } from "../config/types.ts";
+import type { PodRecord } from "./types.ts";
 
 /** A `pods` row (numbers may come back as bigint or text). */
 export interface PodRow {

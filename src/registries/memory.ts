@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { PodRecord, Registry } from "../config/types.ts";
+import type { PodRecord, Registry } from "./types.ts";
 
 /**
  * Keeps records and blobs in maps.

@@ -22,7 +22,7 @@
 
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
-import type { PodRecord, Registry } from "../config/types.ts";
+import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
 
 /** Options of {@linkcode PostgresRegistry}. */

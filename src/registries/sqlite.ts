@@ -17,7 +17,7 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
-import type { PodRecord, Registry } from "../config/types.ts";
+import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
 
 /** How long counted hits wait before they are written together. */

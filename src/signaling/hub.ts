@@ -10,7 +10,7 @@ import { PEER_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
 import type { IceServer } from "./ice.ts";
 import type { Logger } from "../_util/log.ts";
 import type { ResolvedSignalingOptions } from "../config/options.ts";
-import type { PeerSocket } from "../config/types.ts";
+import type { PeerSocket } from "./types.ts";
 import type {
   Bus,
   BusDelivery,

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { validate } from "dockerfile-utils";
 import { signedPod, spawnBroker } from "../support/helpers.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
 const dockerfile = await Deno.readTextFile(
   new URL("../../Dockerfile", import.meta.url),
 );

@@ -2,7 +2,7 @@
 // of every export is complete.
 import assert from "node:assert/strict";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
 
 async function deno(args: string[]): Promise<{ code: number; output: string }> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {

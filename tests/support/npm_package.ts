@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository's root directory. */
-export const ROOT: string = fileURLToPath(new URL("..", import.meta.url));
+export const ROOT: string = fileURLToPath(new URL("../..", import.meta.url));
 /** The npm spec of the Node that runs the package. */
 export const NODE_SPEC = `node@${Deno.env.get("POD_BROKER_TEST_NODE") ?? "22"}`;
 /** The build's inputs: a change in any of them makes the tarball stale. */

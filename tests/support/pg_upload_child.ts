@@ -4,7 +4,7 @@
 // it holds a password). Pod N is `childPod(N)`, so the test can rebuild it.
 import { createHash } from "node:crypto";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
-import type { PodRecord } from "../../src/config/types.ts";
+import type { PodRecord } from "../../src/registries/types.ts";
 import { pseudoRandomBytes, sampleRecord } from "./registry_contract.ts";
 
 const WORKERS = 3;

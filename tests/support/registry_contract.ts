@@ -1,7 +1,7 @@
 // The contract every Registry must keep, run against each implementation.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
-import type { PodRecord, Registry } from "../../src/config/types.ts";
+import type { PodRecord, Registry } from "../../src/registries/types.ts";
 
 /** A record for `id` with fixed fields. */
 export function sampleRecord(id: string, blob: Uint8Array): PodRecord {

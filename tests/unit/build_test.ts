@@ -432,7 +432,7 @@ Deno.test("serving never loads the bundler: build/ and esbuild are dynamic impor
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
-      cwd: new URL("..", import.meta.url).pathname,
+      cwd: new URL("../..", import.meta.url).pathname,
       stdout: "piped",
       stderr: "piped",
     }).output();

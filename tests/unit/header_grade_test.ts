@@ -39,7 +39,7 @@ const POD =
 const SCRIPT_HASH = `'sha256-${
   createHash("sha256").update(SCRIPT).digest("base64")
 }'`;
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** A broker with `podHeaderOptions` behind a proxy, and one pod on it. */
 async function brokerWithPod(

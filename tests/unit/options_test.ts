@@ -11,7 +11,7 @@ import {
 } from "../../src/config/options.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** Table rows as lists of trimmed cells, whatever the column padding. */
 function rows(markdown: string): string[][] {

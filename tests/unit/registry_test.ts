@@ -3,7 +3,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
-import type { PodRecord, Registry } from "../../src/config/types.ts";
+import type { PodRecord, Registry } from "../../src/registries/types.ts";
 import {
   assertSameBytes,
   pseudoRandomBytes,

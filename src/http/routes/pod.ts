@@ -16,11 +16,8 @@ import {
 } from "../../serving/pod_cache.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import type { RouteRequest } from "../router.ts";
-import type {
-  PodHeaderOptions,
-  PodRecord,
-  Registry,
-} from "../../config/types.ts";
+import type { PodHeaderOptions } from "../../config/types.ts";
+import type { PodRecord, Registry } from "../../registries/types.ts";
 
 /** What the pod routes need from the broker. */
 export interface PodContext {

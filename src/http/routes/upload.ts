@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { storePod } from "../create_pod.ts";
 import { BrokerError } from "../problem.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
-import type { Registry } from "../../config/types.ts";
+import type { Registry } from "../../registries/types.ts";
 import type { UploadBudget } from "../upload_budget.ts";
 
 /** What the upload route needs from the broker. */

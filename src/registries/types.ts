@@ -1,0 +1,66 @@
+/**
+ * The registry interface and the stored record: what every registry
+ * implements and what the broker reads.
+ *
+ * @module
+ */
+
+/** The stored record of a pod. Digests and keys are base64url, times RFC 3339 UTC. */
+export interface PodRecord {
+  /** 12 characters of `[A-Za-z0-9]`, chosen by the broker. */
+  id: string;
+  /** The author's Ed25519 public key (the manifest's `publicKey`). */
+  ownerPubkey: string;
+  /** Size of the stored blob in bytes. */
+  blobSize: number;
+  /** SHA-256 of the whole stored blob (the ETag's value). */
+  sha256: string;
+  /** SHA-256 of the blob without its manifest payload (signed by the author). */
+  contentSha256: string;
+  /** The manifest's display name, or null. */
+  name: string | null;
+  /** The manifest's `createdAt`, or null. */
+  createdAt: string | null;
+  /** When the broker stored the pod (the broker's clock). */
+  uploadedAt: string;
+  /** How many times the pod was served with 200. */
+  hits: number;
+}
+
+/**
+ * Storage for pods. Any object with these four methods is a valid registry.
+ * `putPod` is only ever called for a verified pod.
+ */
+export interface Registry {
+  /** Stores a record and its blob, all or nothing. */
+  putPod(record: PodRecord, blob: Uint8Array): Promise<void>;
+  /** The record of `id`, or null. */
+  getRecord(id: string): Promise<PodRecord | null>;
+  /** The blob of `id`, or null. */
+  getBlob(id: string): Promise<Uint8Array | null>;
+  /** Counts one more hit for `id`. */
+  bumpHits(id: string): Promise<void>;
+  /**
+   * Optional: the blob of `id` as a stream, so that large pods are served
+   * without loading them whole. Used instead of `getBlob` when present.
+   */
+  getBlobStream?(id: string): Promise<ReadableStream<Uint8Array> | null>;
+  /**
+   * Optional: removes the blob of `id` and keeps a tombstone, so that its
+   * URL answers 410. Resolves true when a live pod was deleted.
+   */
+  deletePod?(id: string): Promise<boolean>;
+  /** Optional: whether `id` was removed by `deletePod`. */
+  isDeleted?(id: string): Promise<boolean>;
+  /**
+   * Optional fast path: the record of `id` read without waiting (a
+   * registry in memory, or a synchronous database handle), or null when
+   * there is none. Serving a hot pod then needs no promise at all. The
+   * broker never modifies what it returns.
+   */
+  getRecordNow?(id: string): Readonly<PodRecord> | null;
+  /** Optional: the live records, oldest first, of one owner key or all. */
+  listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
+  /** Optional: releases connections and handles. */
+  close?(): void | Promise<void>;
+}
