@@ -9,18 +9,16 @@
  */
 
 import process from "node:process";
-import { parse, print, stderr } from "./io.ts";
+import { print, stderr } from "./io.ts";
 import { keygen, publish, signCommand, verifyCommand } from "./pod_tools.ts";
 import {
   describeOptionError,
-  type FlagValues,
   openBus,
   optionsFromFlags,
-  serveFlagConfig,
+  parseServeArgs,
   serveHelp,
 } from "./serve_flags.ts";
 import { UsageError } from "./usage_error.ts";
-import { DenyList, DenyListError } from "../operator/deny_list.ts";
 import { jsonLogger } from "../_util/log.ts";
 import { OptionError } from "../config/options.ts";
 import { openRegistry } from "./registry.ts";
@@ -110,20 +108,15 @@ async function serve(
   args: string[],
   createSignalServer: CreateSignalServer,
 ): Promise<number> {
-  const { values } = parse(args, serveFlagConfig(), false) as {
-    values: FlagValues;
-  };
+  const values = parseServeArgs(args);
   if (values.help) return print(help());
   if (values.version) return print(`${VERSION}\n`);
-  const { options: fromFlags, given } = optionsFromFlags(values);
-  const denyList = await loadDenyList(values["deny-list"]);
-  if (denyList) fromFlags.denyList = denyList;
-  const kind = (values.registry as string | undefined) ?? "memory";
-  const registry = await openRegistry(
-    kind,
-    values["data-dir"] as string | undefined,
-    { databaseUrl: values["database-url"] as string | undefined },
-  );
+  const { options: fromFlags, given, cli } = await optionsFromFlags(values);
+  const denyList = fromFlags.denyList;
+  const kind = cli.registry;
+  const registry = await openRegistry(kind, cli["data-dir"], {
+    databaseUrl: cli["database-url"],
+  });
   let server: SignalServer;
   let bus: Bus | undefined;
   try {
@@ -189,17 +182,4 @@ function oneLine(message: string): string {
         ? JSON.stringify(c).slice(1, -1)
         : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
-}
-
-/** `--deny-list FILE`, loaded; a missing or bad file is a usage error. */
-async function loadDenyList(
-  path: string | boolean | string[] | undefined,
-): Promise<DenyList | undefined> {
-  if (typeof path !== "string") return undefined;
-  try {
-    return await DenyList.load(path);
-  } catch (error) {
-    if (error instanceof DenyListError) throw new UsageError(error.message);
-    throw error;
-  }
 }

@@ -1,65 +1,240 @@
 /**
- * The `serve` command's flags, derived from the options table: the
- * `parseArgs` configuration, the `--help` lines, and the conversion of flag
- * text into `createSignalServer` options. The CLI-only flags (`--registry`,
- * `--data-dir`, `--database-url`, `--bus`, `--redis-url`) are rows here too, with
- * {@linkcode openBus}.
+ * The `serve` command's flags, all derived from the options table
+ * (`config/table.ts`): the `parseArgs` configuration, the `--help` lines,
+ * and the conversion of flag text into `createSignalServer` options by each
+ * kind's `fromText`. The CLI-only rows (`--registry`, `--bus` and their
+ * locations) are read here too, with {@linkcode openBus}.
  *
  * @module
  */
 
-import { readFileSync } from "node:fs";
 import process from "node:process";
 import type { ParseArgsConfig } from "node:util";
-import { isIceUrl } from "../signaling/ice.ts";
 import { jsonLogger } from "../_util/log.ts";
 import {
+  argOf,
+  defaultLabel,
+  isOption,
+  KINDS,
   type OptionError,
-  OPTIONS,
+  type OptionRowsOf,
+  type OptionsFrom,
   type OptionSpec,
+  OptionTextError,
+  TABLE,
+  type TableRow,
 } from "../config/options.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
-import type { SignalServerOptions } from "../config/types.ts";
+import { parse } from "./io.ts";
+import { suggestFlag } from "./suggest.ts";
 import { UsageError } from "./usage_error.ts";
 
-/** A flag of `serve` that is not an option of `createSignalServer`. */
-interface CliOnlyFlag {
-  flag: string;
-  arg: string;
-  help: string;
+/** Flag values as `parseArgs` returns them. */
+export type FlagValues = Record<
+  string,
+  string | boolean | string[] | undefined
+>;
+
+type FlagConfig = NonNullable<ParseArgsConfig["options"]>;
+
+/** The flags every command has besides the table's. */
+const STANDARD_FLAGS = {
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean", short: "V" },
+} as const satisfies FlagConfig;
+
+/** The `parseArgs` options of `serve`, one per row with a flag. */
+export function serveFlagConfig(
+  table: readonly TableRow[] = TABLE,
+): FlagConfig {
+  const config: FlagConfig = { ...STANDARD_FLAGS };
+  for (const row of table) {
+    if (row.flag === null) continue;
+    config[row.flag] = KINDS[row.kind].flagType === "boolean"
+      ? { type: "boolean" }
+      : { type: "string", multiple: row.repeatable ?? false };
+  }
+  return config;
 }
 
-/** Flags that only the CLI has: they choose and open the registry and the bus. */
-export const CLI_ONLY_FLAGS: readonly CliOnlyFlag[] = [
-  {
-    flag: "registry",
-    arg: "memory|sqlite|postgres",
-    help: "where pods are kept (default memory)",
-  },
-  {
-    flag: "data-dir",
-    arg: "PATH",
-    help: "data directory, required with sqlite",
-  },
-  {
-    flag: "database-url",
-    arg: "URL",
-    help:
-      "PostgreSQL of --registry postgres, postgres:// (or env DATABASE_URL, which keeps a password out of the process list)",
-  },
-  {
-    flag: "bus",
-    arg: "local|redis",
-    help:
-      "signaling bus between brokers (default local: sessions stay in this process)",
-  },
-  {
-    flag: "redis-url",
-    arg: "URL",
-    help:
-      "Redis of --bus redis, redis:// or rediss:// (or env REDIS_URL, which keeps a password out of the process list)",
-  },
-];
+/**
+ * Parses the arguments of `serve`. A flag that is not known is refused with
+ * the nearest known one ("did you mean --port?"), and a long word after a
+ * single dash (`-port`) is refused rather than read as `-p -o -r -t`.
+ *
+ * @param args The arguments after the command.
+ * @param table The options table.
+ * @returns The flag values.
+ * @throws {UsageError} For an unknown or malformed flag.
+ */
+export function parseServeArgs(
+  args: readonly string[],
+  table: readonly TableRow[] = TABLE,
+): FlagValues {
+  const config = serveFlagConfig(table);
+  const known = Object.keys(config);
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--") break;
+    if (arg.startsWith("--")) {
+      const name = arg.slice(2).split("=", 1)[0]!;
+      const spec = config[name];
+      if (spec === undefined) {
+        const near = suggestFlag(name, known);
+        throw new UsageError(
+          `Unknown option '--${name}'${
+            near ? `: did you mean --${near}?` : ""
+          }`,
+        );
+      }
+      // The value after a flag that takes one is not a flag.
+      if (spec.type === "string" && !arg.includes("=")) i++;
+    } else if (/^-[^-\d]./.test(arg) && !isShortCluster(arg, config)) {
+      const near = suggestFlag(arg.slice(1).split("=", 1)[0]!, known);
+      throw new UsageError(
+        `Unknown option '${arg}': a long flag takes two dashes${
+          near ? `; did you mean --${near}?` : ""
+        }`,
+      );
+    }
+  }
+  return parse([...args], config, false).values as FlagValues;
+}
+
+/** Whether `arg` is short flags written together, such as `-hV`. */
+function isShortCluster(arg: string, config: FlagConfig): boolean {
+  const shorts = new Set(Object.values(config).map((spec) => spec.short));
+  return [...arg.slice(1)].every((letter) => shorts.has(letter));
+}
+
+/** The `Serve options:` lines of `--help`: each flag, its help, its default. */
+export function serveHelp(table: readonly TableRow[] = TABLE): string {
+  const rows: [string, string][] = [];
+  for (const row of table) {
+    if (row.flag === null) continue;
+    const arg = argOf(row);
+    const extras = [
+      row.repeatable ? "repeatable" : "",
+      row.env ? `or env ${row.env}` : "",
+      row.default === undefined || row.kind === "boolean"
+        ? ""
+        : `default ${defaultLabel(row)}`,
+    ].filter(Boolean);
+    rows.push([
+      `--${row.flag}${arg ? ` ${arg}` : ""}`,
+      `${row.help}${extras.length ? ` (${extras.join("; ")})` : ""}`,
+    ]);
+  }
+  rows.push(["-h, --help", "show this help"]);
+  rows.push(["-V, --version", "show the version"]);
+  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
+  return rows.map(([name, help]) => `  ${name.padEnd(width)}${help}`).join(
+    "\n",
+  );
+}
+
+/** The values of the CLI-only flags, with their defaults. */
+export type CliValues<Rows extends readonly TableRow[] = typeof TABLE> = {
+  [R in Extract<Rows[number], { readonly key: null }> as R["flag"]]: R extends
+    { readonly default: unknown } ? string : string | undefined;
+};
+
+/** Options read from flags, and the text each came from (for messages). */
+export interface ServeOptionsFromFlags<
+  Rows extends readonly TableRow[] = typeof TABLE,
+> {
+  /** The options, without `registry`. */
+  options: Omit<OptionsFrom<OptionRowsOf<Rows>>, "registry">;
+  /** The flag text each option key came from. */
+  given: Map<string, string>;
+  /** The CLI-only flags' text, with their defaults. */
+  cli: CliValues<Rows>;
+}
+
+/**
+ * Turns flag values into options with each kind's `fromText` (a deny list
+ * or a secret file is read here). Ranges and the rest are checked by
+ * `resolveOptions`.
+ *
+ * @param values What `parseArgs` returned.
+ * @param env The environment (for secrets given by variable).
+ * @param table The options table.
+ * @returns The options, the text they came from, and the CLI-only values.
+ * @throws {UsageError} For text that cannot be an option's value.
+ */
+export async function optionsFromFlags<
+  const Rows extends readonly TableRow[] = typeof TABLE,
+>(
+  values: FlagValues,
+  env: Record<string, string | undefined> = process.env,
+  table: Rows = TABLE as unknown as Rows,
+): Promise<ServeOptionsFromFlags<Rows>> {
+  const options: Record<string, unknown> = {};
+  const given = new Map<string, string>();
+  const cli: Record<string, unknown> = {};
+  for (const row of table) {
+    if (row.flag === null) continue;
+    const raw = values[row.flag];
+    if (!isOption(row)) {
+      cli[row.flag] = raw === undefined ? row.default : raw;
+      continue;
+    }
+    let value: unknown;
+    if (raw === undefined || raw === false) {
+      // A secret from the environment counts only with the option it
+      // belongs to, so a variable set for another tool changes nothing
+      // (and the environment is not read without need).
+      if (row.env === undefined || !groupGiven(table, values, row)) continue;
+      const fromEnv = env[row.env];
+      if (fromEnv === undefined) continue;
+      value = fromEnv.trim();
+      given.set(row.key, `$${row.env}`);
+    } else {
+      given.set(row.key, Array.isArray(raw) ? raw.join(" ") : String(raw));
+      value = Array.isArray(raw)
+        ? await Promise.all(raw.map((text) => fromText(row, text)))
+        : await fromText(row, String(raw));
+    }
+    setAt(options, row.key, value);
+  }
+  return { options, given, cli } as ServeOptionsFromFlags<Rows>;
+}
+
+/** One flag text through its kind's `fromText`, as a one-line usage error. */
+async function fromText(row: OptionSpec, text: string): Promise<unknown> {
+  const convert = KINDS[row.kind].fromText;
+  if (convert === null) return text;
+  try {
+    return await convert(text, row, (reason, verb) => {
+      throw new OptionTextError(row.flag!, text, reason, verb);
+    });
+  } catch (error) {
+    if (error instanceof OptionTextError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function groupGiven(
+  table: readonly TableRow[],
+  values: FlagValues,
+  row: OptionSpec,
+): boolean {
+  const group = row.key.split(".")[0];
+  return table.some((other) =>
+    other !== row && other.flag !== null && isOption(other) &&
+    other.key.split(".")[0] === group && values[other.flag] !== undefined
+  );
+}
+
+function setAt(object: Record<string, unknown>, key: string, value: unknown) {
+  const [head, tail] = key.split(".") as [string, string | undefined];
+  if (tail === undefined) {
+    object[head] = value;
+    return;
+  }
+  const group = (object[head] ??= {}) as Record<string, unknown>;
+  group[tail] = value;
+}
 
 /**
  * Opens the signaling bus that `--bus` names: none for `local` (the
@@ -76,7 +251,9 @@ export async function openBus(
   values: FlagValues,
   env: Record<string, string | undefined> = process.env,
 ): Promise<Bus | undefined> {
-  const kind = (values.bus as string | undefined) ?? "local";
+  const busRow = cliRow("bus");
+  const urlRow = cliRow("redis-url");
+  const kind = (values.bus as string | undefined) ?? busRow.default;
   const given = values["redis-url"] as string | undefined;
   if (kind === "local") {
     if (given !== undefined) {
@@ -85,11 +262,15 @@ export async function openBus(
     return undefined;
   }
   if (kind !== "redis") {
-    throw new UsageError(`Cannot use --bus '${kind}': expected local or redis`);
+    throw new UsageError(
+      `Cannot use --bus '${kind}': expected ${busRow.choices.join(" or ")}`,
+    );
   }
-  const url = given ?? env.REDIS_URL;
+  const url = given ?? env[urlRow.env];
   if (url === undefined || url === "") {
-    throw new UsageError("--bus redis needs --redis-url URL or env REDIS_URL");
+    throw new UsageError(
+      `--bus redis needs --redis-url URL or env ${urlRow.env}`,
+    );
   }
   const { createRedisBus } = await import("../signaling/bus/redis.ts");
   try {
@@ -101,173 +282,16 @@ export async function openBus(
   }
 }
 
-type FlagConfig = NonNullable<ParseArgsConfig["options"]>;
-
-/** The `parseArgs` options of `serve`. */
-export function serveFlagConfig(): FlagConfig {
-  const config: FlagConfig = {
-    help: { type: "boolean", short: "h" },
-    version: { type: "boolean", short: "V" },
-  };
-  for (const { flag } of CLI_ONLY_FLAGS) config[flag] = { type: "string" };
-  for (const spec of OPTIONS) {
-    if (spec.flag === null) continue;
-    config[spec.flag] = spec.kind === "boolean"
-      ? { type: "boolean" }
-      : { type: "string", multiple: spec.repeatable ?? false };
-  }
-  return config;
-}
-
-/** The `Serve options:` lines of `--help`. */
-export function serveHelp(): string {
-  const rows: [string, string][] = CLI_ONLY_FLAGS.map((
-    f,
-  ) => [`--${f.flag} ${f.arg}`, f.help]);
-  for (const spec of OPTIONS) {
-    if (spec.flag === null) continue;
-    const name = `--${spec.flag}${spec.arg ? ` ${spec.arg}` : ""}`;
-    const extras = [
-      spec.repeatable ? "repeatable" : "",
-      spec.env ? `or env ${spec.env}` : "",
-      defaultLabel(spec),
-    ].filter(Boolean);
-    rows.push([
-      name,
-      `${spec.help}${extras.length ? ` (${extras.join("; ")})` : ""}`,
-    ]);
-  }
-  rows.push(["-h, --help", "show this help"]);
-  rows.push(["-V, --version", "show the version"]);
-  const width = Math.max(...rows.map(([name]) => name.length)) + 2;
-  return rows.map(([name, help]) => `  ${name.padEnd(width)}${help}`).join(
-    "\n",
-  );
-}
-
-function defaultLabel(spec: OptionSpec): string {
-  if (spec.default === undefined || spec.kind === "boolean") return "";
-  if (Array.isArray(spec.default)) return "";
-  return `default ${spec.default}`;
-}
-
-/** Flag values as `parseArgs` returns them. */
-export type FlagValues = Record<
-  string,
-  string | boolean | string[] | undefined
->;
-
-/** Options read from flags, and the text each came from (for messages). */
-export interface ServeOptionsFromFlags {
-  /** The options, without `registry`. */
-  options: Omit<SignalServerOptions, "registry">;
-  /** The flag text each option key came from. */
-  given: Map<string, string>;
-}
-
-/**
- * Turns flag values into options. Only the shape of the text is checked
- * here (an integer is digits); ranges and the rest are `resolveOptions`'s.
- *
- * @param values What `parseArgs` returned.
- * @param env The environment (for secrets given by variable).
- * @returns The options and the text they came from.
- * @throws {UsageError} For text that cannot be an option's value.
- */
-export function optionsFromFlags(
-  values: FlagValues,
-  env: Record<string, string | undefined> = process.env,
-): ServeOptionsFromFlags {
-  const options: Record<string, unknown> = {};
-  const given = new Map<string, string>();
-  for (const spec of OPTIONS) {
-    if (spec.flag === null) continue;
-    const raw = values[spec.flag];
-    let value: unknown;
-    if (raw === undefined || raw === false) {
-      // A secret from the environment counts only with the option it
-      // belongs to, so a variable set for another tool changes nothing
-      // (and the environment is not read without need).
-      if (spec.env === undefined || !groupGiven(values, spec)) continue;
-      const fromEnv = env[spec.env];
-      if (fromEnv === undefined) continue;
-      value = fromEnv.trim();
-      given.set(spec.key, `$${spec.env}`);
-    } else {
-      given.set(spec.key, Array.isArray(raw) ? raw.join(" ") : String(raw));
-      value = fromText(spec, raw);
-    }
-    setAt(options, spec.key, value);
-  }
-  return { options, given };
-}
-
-function groupGiven(values: FlagValues, spec: OptionSpec): boolean {
-  const group = spec.key.split(".")[0];
-  return OPTIONS.some((other) =>
-    other !== spec && other.flag !== null &&
-    other.key.split(".")[0] === group && values[other.flag] !== undefined
-  );
-}
-
-function fromText(spec: OptionSpec, raw: string | boolean | string[]): unknown {
-  const flag = `--${spec.flag}`;
-  switch (spec.kind) {
-    case "boolean":
-      return true;
-    case "integer": {
-      const text = String(raw);
-      if (!/^\d{1,16}$/.test(text)) {
-        throw new UsageError(
-          `Cannot use ${flag} '${text}': expected an integer from ${
-            spec.min ?? 0
-          } to ${spec.max ?? Number.MAX_SAFE_INTEGER}`,
-        );
-      }
-      return Number(text);
-    }
-    case "iceServers":
-      return (raw as string[]).map((url) => {
-        if (!url.startsWith("stun:") || !isIceUrl(url)) {
-          throw new UsageError(
-            `Cannot use ${flag} '${url}': expected a stun: URL`,
-          );
-        }
-        return { urls: url };
-      });
-    case "secret":
-      return readSecret(flag, String(raw));
-    default:
-      return raw;
-  }
-}
-
-function readSecret(flag: string, path: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new UsageError(
-      `Cannot read ${flag} '${path}': ${
-        (error as { code?: string }).code ?? "unreadable"
-      }`,
-    );
-  }
-  const secret = text.trim();
-  if (secret === "") {
-    throw new UsageError(`Cannot use ${flag} '${path}': the file is empty`);
-  }
-  return secret;
-}
-
-function setAt(object: Record<string, unknown>, key: string, value: unknown) {
-  const [head, tail] = key.split(".") as [string, string | undefined];
-  if (tail === undefined) {
-    object[head] = value;
-    return;
-  }
-  const group = (object[head] ??= {}) as Record<string, unknown>;
-  group[tail] = value;
+/** The CLI-only row of `flag`. */
+function cliRow<
+  F extends Extract<(typeof TABLE)[number], { key: null }>["flag"],
+>(
+  flag: F,
+): Extract<(typeof TABLE)[number], { flag: F }> {
+  return TABLE.find((row) => row.flag === flag) as Extract<
+    (typeof TABLE)[number],
+    { flag: F }
+  >;
 }
 
 /**
@@ -276,27 +300,31 @@ function setAt(object: Record<string, unknown>, key: string, value: unknown) {
  *
  * @param error The option error from `resolveOptions`.
  * @param given The flag text of each option key.
+ * @param table The options table.
  * @returns The message.
  */
 export function describeOptionError(
   error: OptionError,
   given: ReadonlyMap<string, string>,
+  table: readonly TableRow[] = TABLE,
 ): string {
-  const spec = OPTIONS.find((row) => row.key === error.key);
-  if (spec?.flag == null) return error.message;
+  const flagOf = (key: string) =>
+    table.find((row) => row.key === key && row.flag !== null)?.flag;
+  const flag = flagOf(error.key);
+  if (flag === undefined) return error.message;
   const reason = error.reason.replace(
     /\b([a-z]+(?:\.[a-zA-Z]+)?)\b/g,
     (word) => {
-      const other = OPTIONS.find((row) => row.key === word && row.flag);
-      return other ? `--${other.flag}` : word;
+      const other = flagOf(word);
+      return other ? `--${other}` : word;
     },
   );
-  const flag = `--${spec.flag}`;
+  const row = table.find((row) => row.key === error.key)!;
   const text = given.get(error.key);
   if (text === undefined) {
-    const source = spec.env ? `${flag} or env ${spec.env}` : flag;
+    const source = row.env ? `--${flag} or env ${row.env}` : `--${flag}`;
     return `Cannot start: ${source} ${reason}`;
   }
-  if (spec.kind === "secret") return `Cannot use ${flag}: ${reason}`;
-  return `Cannot use ${flag} '${text}': ${reason}`;
+  if (row.kind === "secret") return `Cannot use --${flag}: ${reason}`;
+  return `Cannot use --${flag} '${text}': ${reason}`;
 }

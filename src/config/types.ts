@@ -1,36 +1,21 @@
 /**
  * The options of `createSignalServer` as a caller writes them, shared by
- * the configuration, the CLI and both runtime adapters.
+ * the configuration, the CLI and both runtime adapters. Written by hand for
+ * their doc comments (what an editor shows on hover); the options table
+ * (`table.ts`) is the source, and `tests/unit/options_test.ts` proves these
+ * agree with it: the same keys, value types and `@default`s.
  *
  * @module
  */
 
 import type { IceServer, TurnOptions } from "../signaling/ice.ts";
 import type { Logger } from "../_util/log.ts";
-import type { ScriptPolicy } from "../serving/pod_headers.ts";
+import type { PodHeaderOptions } from "../serving/pod_headers.ts";
 import type { DenyList } from "../operator/deny_list.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
 import type { Registry } from "../registries/types.ts";
 
-/** Response headers for served pods (DESIGN section 3). */
-export interface PodHeaderOptions {
-  /** Replaces the content policy (the second Content-Security-Policy). */
-  csp?: string;
-  /** Replaces the Permissions-Policy header. */
-  permissionsPolicy?: string;
-  /**
-   * Sandbox tokens of the first Content-Security-Policy.
-   * `allow-same-origin` is refused.
-   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
-   */
-  sandbox?: string;
-  /**
-   * How inline scripts are allowed: `"unsafe-inline"`, or `"hashes"` (the
-   * content policy lists the SHA-256 of each inline script of the pod).
-   * @default {"unsafe-inline"}
-   */
-  scriptPolicy?: ScriptPolicy;
-}
+export type { PodHeaderOptions } from "../serving/pod_headers.ts";
 
 /** Limits and policy of the signaling hub (DESIGN section 4). */
 export interface SignalingOptions {
@@ -109,7 +94,12 @@ export interface SignalServerOptions {
   /** Receives log events. @default {jsonLogger} */
   logger?: Logger;
   /** The Prometheus metrics listener; off unless `port` is given. */
-  metrics?: { port?: number; hostname?: string };
+  metrics?: {
+    /** Port of the metrics listener; 0 picks a free one. */
+    port?: number;
+    /** Address of the metrics listener. @default {"127.0.0.1"} */
+    hostname?: string;
+  };
   /** The access log on standard output: "on", "off", or "ip" (with client addresses). @default {"on"} */
   accessLog?: "on" | "off" | "ip";
   /** Owner keys and content digests refused at upload and hidden (410). */

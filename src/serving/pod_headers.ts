@@ -8,8 +8,6 @@
  * @module
  */
 
-import type { PodHeaderOptions } from "../config/types.ts";
-
 /**
  * How a pod's inline scripts are allowed: `"unsafe-inline"` (any inline
  * script, the default) or `"hashes"` (only the scripts the pod was uploaded
@@ -22,6 +20,26 @@ export const SCRIPT_POLICIES: readonly ScriptPolicy[] = [
   "unsafe-inline",
   "hashes",
 ];
+
+/** Response headers for served pods (DESIGN section 3). */
+export interface PodHeaderOptions {
+  /** Replaces the content policy (the second Content-Security-Policy). */
+  csp?: string;
+  /** Replaces the Permissions-Policy header. */
+  permissionsPolicy?: string;
+  /**
+   * Sandbox tokens of the first Content-Security-Policy.
+   * `allow-same-origin` is refused.
+   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
+   */
+  sandbox?: string;
+  /**
+   * How inline scripts are allowed: `"unsafe-inline"`, or `"hashes"` (the
+   * content policy lists the SHA-256 of each inline script of the pod).
+   * @default {"unsafe-inline"}
+   */
+  scriptPolicy?: ScriptPolicy;
+}
 
 /** {@linkcode PodHeaderOptions} with the script policy. */
 export type PodHeaderOptionsWithScripts = PodHeaderOptions & {

@@ -202,3 +202,48 @@ Deno.test("runCli() treats an unexpected TypeError as a bug: exit 1, not usage",
   assert.match(written[0]!, /unexpected error \(a bug, please report it\)/);
   assert.ok(!written.join("").includes("see --help"));
 });
+
+Deno.test("cli suggests the nearest flag for a typo and refuses -port, on one line with exit 2", async () => {
+  const cases: [string[], RegExp][] = [
+    [["--prot", "80"], /Unknown option '--prot': did you mean --port\?/],
+    [
+      ["--max-blob-byte", "3"],
+      /Unknown option '--max-blob-byte': did you mean --max-blob-bytes\?/,
+    ],
+    [
+      ["--port", "0", "-port", "80"],
+      /Unknown option '-port': a long flag takes two dashes; did you mean --port\?/,
+    ],
+    [["-hostname", "x"], /'-hostname'.*did you mean --hostname\?/],
+    [
+      ["--zzzzzzzz"],
+      /^pod-broker: Unknown option '--zzzzzzzz' \(see --help\)$/m,
+    ],
+  ];
+  for (const [args, reason] of cases) {
+    const run = await cli(args);
+    assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+    assert.match(run.stderr, reason);
+    assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+    assert.ok(!/a bug|\n\s+at /.test(run.stderr), run.stderr);
+  }
+});
+
+Deno.test("cli --help prints each default once", async () => {
+  const help = await cli(["--help"]);
+  assert.equal(help.code, 0);
+  const lines = help.stdout.split("\n").filter((line) => /^ {2}-/.test(line));
+  assert.ok(lines.length > 30, help.stdout);
+  for (const line of lines) {
+    const defaults = line.match(/default/gi) ?? [];
+    assert.ok(defaults.length <= 1, line);
+  }
+  assert.match(
+    help.stdout,
+    /--max-blob-bytes N .*\(default 52428800 = 50 MiB\)$/m,
+  );
+  assert.match(
+    help.stdout,
+    /--registry memory\|sqlite\|postgres .*\(default memory\)$/m,
+  );
+});

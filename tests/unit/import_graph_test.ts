@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const ROOT = new URL("../..", import.meta.url).pathname;
+const SRC = pathToFileURL(join(ROOT, "src/")).href;
+
+async function tsFiles(dir: string): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) files.push(...await tsFiles(path));
+    else if (path.endsWith(".ts")) files.push(path);
+  }
+  return files;
+}
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier?: string };
+    type?: { specifier?: string };
+  }[];
+}
+
+/** The import graph among src/ files, as `deno info --json` sees it. */
+async function importGraph(): Promise<Map<string, string[]>> {
+  // One root that imports every file of src/, so no file is left out.
+  const dir = await Deno.makeTempDir();
+  const root = join(dir, "all.ts");
+  const files = await tsFiles(join(ROOT, "src"));
+  await writeFile(
+    root,
+    files.map((file) => `import "${pathToFileURL(file).href}";\n`).join(""),
+  );
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", "--config", join(ROOT, "deno.json"), root],
+    stdin: "null",
+    env: { NO_COLOR: "1" },
+  }).output();
+  await Deno.remove(dir, { recursive: true });
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const { modules } = JSON.parse(new TextDecoder().decode(stdout)) as {
+    modules: InfoModule[];
+  };
+  const graph = new Map<string, string[]>();
+  for (const module of modules) {
+    if (!module.specifier.startsWith(SRC)) continue;
+    graph.set(
+      module.specifier.slice(SRC.length),
+      (module.dependencies ?? []).flatMap((dependency) =>
+        [dependency.code?.specifier, dependency.type?.specifier].flatMap((
+          specifier,
+        ) => specifier?.startsWith(SRC) ? [specifier.slice(SRC.length)] : [])
+      ),
+    );
+  }
+  assert.equal(graph.size, files.length, "every src/ file is in the graph");
+  return graph;
+}
+
+/** Every cycle's files, by Tarjan's strongly connected components. */
+function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      const selfLoop = graph.get(node)?.includes(node) ?? false;
+      if (component.length > 1 || selfLoop) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+Deno.test("cycles() finds a cycle and passes a tree", () => {
+  assert.deepEqual(
+    cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])),
+    [["a", "b", "c"]],
+  );
+  assert.deepEqual(cycles(new Map([["a", ["b", "c"]], ["b", ["c"]]])), []);
+});
+
+Deno.test("no import cycle among src/ files (deno info --json)", async () => {
+  const graph = await importGraph();
+  assert.ok([...graph.values()].some((deps) => deps.length > 0));
+  assert.deepEqual(cycles(graph), []);
+});
