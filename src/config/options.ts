@@ -17,6 +17,7 @@ import {
 } from "../signaling/ice.ts";
 import { jsonLogger, type Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
+import type { SignalingLimits } from "../signaling/types.ts";
 import { assertSafeSandbox, DEFAULT_SANDBOX } from "../serving/pod_headers.ts";
 import { DenyList } from "../operator/deny_list.ts";
 import type { PodHeaderOptions, SignalServerOptions } from "./types.ts";
@@ -390,26 +391,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   },
 ];
 
-/** Signaling options with every default applied. */
-export interface ResolvedSignalingOptions {
-  /** Largest frame in bytes. */
-  maxFrameBytes: number;
-  /** Peers in one session. */
-  maxPeersPerSession: number;
-  /** Open sockets in the broker. */
-  maxSockets: number;
-  /** Join deadline. */
-  joinTimeoutMs: number;
-  /** Token bucket size. */
-  rateLimitBurst: number;
-  /** Token refill per second. */
-  rateLimitPerSecond: number;
+/**
+ * Signaling options with every default applied: the hub's limits (declared
+ * by the signaling layer) and the adapters' ping interval.
+ */
+export interface ResolvedSignalingOptions extends SignalingLimits {
   /** Ping interval. */
   pingIntervalMs: number;
-  /** Unsent bytes one socket may hold. */
-  maxBufferedBytes: number;
-  /** Allowed origins, or null for any. */
-  allowedOrigins: string[] | null;
 }
 
 /** TURN with every default applied. */
