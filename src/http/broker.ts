@@ -85,13 +85,13 @@ export function createBroker(options: ResolvedOptions): Broker {
   const accessLog = options.accessLog === "off"
     ? null
     : createAccessLog({ includeIp: options.accessLog === "ip" });
-  const hub = new SignalingHub(
-    options.signaling,
-    options.logger,
-    options.iceServersFor,
-    options.bus,
-    metrics ?? undefined,
-  );
+  const hub = new SignalingHub({
+    limits: options.signaling,
+    logger: options.logger,
+    iceServers: options.iceServersFor,
+    bus: options.bus,
+    observer: metrics ?? undefined,
+  });
   const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
   let closing = false;

@@ -24,6 +24,9 @@
 import process from "node:process";
 import { clearTimeout, setTimeout } from "node:timers";
 import { PROBLEM_CODES } from "../http/problem.ts";
+import { isKnownCloseCode } from "../signaling/close.ts";
+import { SIGNAL_ERROR_CODES } from "../signaling/messages.ts";
+import type { SignalingObserver } from "../signaling/types.ts";
 import { VERSION } from "../version.ts";
 
 /** The `Content-Type` of {@linkcode Metrics.render}'s text. */
@@ -74,50 +77,9 @@ export const EVENT_LOOP_DELAY_BUCKETS: readonly number[] = [
 
 const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE"]);
 
-const SIGNALING_ERROR_CODES = new Set([
-  "bad_json",
-  "bad_message",
-  "not_joined",
-  "already_joined",
-  "bad_session",
-  "session_full",
-  "unknown_peer",
-  "rate_limited",
-]);
+const SIGNALING_ERROR_CODES = new Set<string>(SIGNAL_ERROR_CODES);
 
-/** WebSocket close codes of RFC 6455 and the IANA registry's 1012–1015. */
-const CLOSE_CODES = new Set([
-  1000,
-  1001,
-  1002,
-  1003,
-  1005,
-  1006,
-  1007,
-  1008,
-  1009,
-  1010,
-  1011,
-  1012,
-  1013,
-  1014,
-  1015,
-]);
-
-/**
- * What the signaling hub reports as it relays (a {@linkcode Metrics} is
- * one), so the hub depends on this shape and not on the metrics.
- */
-export interface SignalingObserver {
-  /** A signal frame was relayed to its addressee. */
-  signal(): void;
-  /**
-   * An error frame was sent.
-   *
-   * @param code Its code.
-   */
-  signalingError(code: string): void;
-}
+export type { SignalingObserver };
 
 /** Live figures read at each scrape (the hub's `stats`). */
 export interface MetricsStats {
@@ -430,7 +392,9 @@ export class Metrics implements Disposable, SignalingObserver {
    * @param code The close code the adapter saw (1000, 1001, 1006, ...).
    */
   socketClosed(code: number): void {
-    this.#closes.inc({ code: CLOSE_CODES.has(code) ? String(code) : "other" });
+    this.#closes.inc({
+      code: isKnownCloseCode(code) ? String(code) : "other",
+    });
   }
 
   /**

@@ -3,9 +3,11 @@
 // (started here with node:child_process). Runs on Deno and on the npm
 // package under Node 22 (see _support.ts).
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
 import { chownSync, existsSync, readdirSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { connect } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
 import {
@@ -27,16 +29,23 @@ export const SCALEOUT_CASES = cases;
 
 const REDIS_SERVER = "/usr/bin/redis-server";
 
-test("bus: peers of one session on two brokers see each other and signal through Redis", async (api) => {
+/** A private redis-server: a 0600 config file (the password is not in argv). */
+interface ContractRedis extends AsyncDisposable {
+  port: number;
+  password: string;
+  url: string;
+}
+
+/** Starts redis-server, or returns null (and says so) when it is missing. */
+async function startRedis(): Promise<ContractRedis | null> {
   if (!existsSync(REDIS_SERVER)) {
     if (process.env.CI) throw new Error(`${REDIS_SERVER} is missing`);
     console.error(`\n!!! ${REDIS_SERVER} is missing: this case is SKIPPED\n`);
-    return;
+    return null;
   }
-  await using dir = await tempDir("pod-broker-redis-");
+  const dir = await tempDir("pod-broker-redis-");
   const port = await freePort();
   const password = `pw-${crypto.randomUUID()}`;
-  // The password in a 0600 file, not on the command line.
   await writeFile(
     join(dir.path, "redis.conf"),
     [
@@ -54,48 +63,165 @@ test("bus: peers of one session on two brokers see each other and signal through
     stdio: "ignore",
   });
   const exited = new Promise((resolve) => redis.once("exit", resolve));
-  try {
-    await waitForPort(port, "redis-server");
-    const url = `redis://:${password}@127.0.0.1:${port}`;
-    const busA = await api.createRedisBus({ url });
-    const busB = await api.createRedisBus({ url });
-    try {
-      await using a = await startServer(api, { bus: busA });
-      await using b = await startServer(api, { bus: busB });
-      const health = await (await fetch(`${a.url}/health`)).json();
-      assert.equal(health.bus, "up");
-      assert.ok(!JSON.stringify(health).includes(password));
-      const onA = new TestClient(a.wsUrl);
-      const joinedA = await onA.join("across");
-      const onB = new TestClient(b.wsUrl);
-      const joinedB = await onB.join("across");
-      assert.deepEqual(joinedB.peers, [joinedA.peerId]);
-      assert.deepEqual(await onA.next(), {
-        type: "peer-joined",
-        peerId: joinedB.peerId,
-      });
-      const data = { candidate: null };
-      onB.send({ type: "signal", to: joinedA.peerId, data });
-      assert.deepEqual(await onA.next(), {
-        type: "signal",
-        from: joinedB.peerId,
-        data,
-      });
-      onB.ws.close();
-      await onB.closed;
-      assert.deepEqual(await onA.next(), {
-        type: "peer-left",
-        peerId: joinedB.peerId,
-      });
-      onA.ws.close();
-      await onA.closed;
-    } finally {
-      await busA.close();
-      await busB.close();
-    }
-  } finally {
+  const stop = async () => {
     redis.kill("SIGKILL");
     await exited;
+    await dir[Symbol.asyncDispose]();
+  };
+  try {
+    await waitForPort(port, "redis-server");
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    port,
+    password,
+    url: `redis://:${password}@127.0.0.1:${port}`,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/**
+ * Sends commands to Redis over a raw connection (RESP), as anyone who can
+ * reach it could, and returns the replies as text lines.
+ */
+function rawRedis(
+  redis: ContractRedis,
+  commands: string[][],
+): Promise<string[]> {
+  const encode = (args: string[]) =>
+    `*${args.length}\r\n` +
+    args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join("");
+  return new Promise((resolve, reject) => {
+    const socket = connect(redis.port, "127.0.0.1");
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("error", reject);
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+      const replies = text.split("\r\n").filter((line) => line !== "");
+      if (replies.length >= commands.length) {
+        socket.end();
+        resolve(replies);
+      }
+    });
+    socket.write(
+      [["AUTH", redis.password], ...commands.slice(1)].map(encode).join(""),
+    );
+  });
+}
+
+test("bus: peers of one session on two brokers see each other and signal through Redis", async (api) => {
+  await using redis = await startRedis();
+  if (redis === null) return;
+  const { url, password } = redis;
+  const busA = await api.createRedisBus({ url });
+  const busB = await api.createRedisBus({ url });
+  try {
+    await using a = await startServer(api, { bus: busA });
+    await using b = await startServer(api, { bus: busB });
+    const health = await (await fetch(`${a.url}/health`)).json();
+    assert.equal(health.bus, "up");
+    assert.ok(!JSON.stringify(health).includes(password));
+    const onA = new TestClient(a.wsUrl);
+    const joinedA = await onA.join("across");
+    const onB = new TestClient(b.wsUrl);
+    const joinedB = await onB.join("across");
+    assert.deepEqual(joinedB.peers, [joinedA.peerId]);
+    assert.deepEqual(await onA.next(), {
+      type: "peer-joined",
+      peerId: joinedB.peerId,
+    });
+    const data = { candidate: null };
+    onB.send({ type: "signal", to: joinedA.peerId, data });
+    assert.deepEqual(await onA.next(), {
+      type: "signal",
+      from: joinedB.peerId,
+      data,
+    });
+    onB.ws.close();
+    await onB.closed;
+    assert.deepEqual(await onA.next(), {
+      type: "peer-left",
+      peerId: joinedB.peerId,
+    });
+    onA.ws.close();
+    await onA.closed;
+  } finally {
+    await busA.close();
+    await busB.close();
+  }
+});
+
+test("security 8: a message PUBLISHed on Redis cannot put a rogue ice frame or a non-member's signal into a browser", async (api) => {
+  await using redis = await startRedis();
+  if (redis === null) return;
+  const busA = await api.createRedisBus({ url: redis.url });
+  const busB = await api.createRedisBus({ url: redis.url });
+  try {
+    await using a = await startServer(api, { bus: busA });
+    await using b = await startServer(api, { bus: busB });
+    const victim = new TestClient(a.wsUrl);
+    const { peerId: victimId } = await victim.join("sec8");
+    const honest = new TestClient(b.wsUrl);
+    const { peerId: honestId } = await honest.join("sec8");
+    assert.equal((await victim.next()).type, "peer-joined");
+
+    const rogueIce = JSON.stringify({
+      type: "ice",
+      iceServers: [{
+        urls: ["turn:203.0.113.66:3478"],
+        username: "attacker",
+        credential: "attacker",
+      }],
+    });
+    const stranger = "ZZZZZZZZZZZZZZZZ";
+    const rogueSignal = (from: string) =>
+      JSON.stringify({ type: "signal", from, data: { candidate: null } });
+    const channel = `pod-broker:n:${busA.node}`;
+    const messages = [
+      // Ready frames, as a broker used to publish them.
+      `sec8 ${victimId} ${rogueIce}`,
+      `sec8 ${victimId} ${rogueSignal(stranger)}`,
+      `sec8 ${victimId} ${rogueSignal(honestId)}`,
+      // {from, data}: a sender that is no member, and data that is no signal.
+      `sec8 ${victimId} ${stranger} {"candidate":null}`,
+      `sec8 ${victimId} ${honestId} ${rogueIce}`,
+      `sec8 ${victimId} ${honestId} {"iceServers":[{"urls":"turn:203.0.113.66"}]}`,
+      `sec8 ${victimId} ${honestId} {"sdp":{"type":"offer","sdp":"v=0"},"x":1}`,
+      `sec8 ${victimId} ${honestId} {"candidate":"${"x".repeat(70_000)}"}`,
+      `other ${victimId} ${honestId} {"candidate":null}`,
+      `sec8 ${victimId} ${victimId} {"candidate":null}`,
+    ];
+    const replies = await rawRedis(redis, [
+      ["AUTH"],
+      ...messages.map((message) => ["PUBLISH", channel, message]),
+    ]);
+    // Each reached broker A's subscription (one receiver each).
+    assert.deepEqual(replies, ["+OK", ...messages.map(() => ":1")]);
+
+    // An honest cross-broker signal still passes, and is the victim's next
+    // frame: nothing the raw PUBLISHes carried came before it.
+    const data = { sdp: { type: "offer", sdp: "v=0\r\n" } };
+    honest.send({ type: "signal", to: victimId, data });
+    assert.deepEqual(await victim.next(), {
+      type: "signal",
+      from: honestId,
+      data,
+    });
+    victim.send({ type: "signal", to: honestId, data: { candidate: null } });
+    assert.deepEqual(await honest.next(), {
+      type: "signal",
+      from: victimId,
+      data: { candidate: null },
+    });
+    assert.equal(victim.pending, 0);
+    await victim.close();
+    await honest.close();
+  } finally {
+    await busA.close();
+    await busB.close();
   }
 });
 

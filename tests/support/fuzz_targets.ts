@@ -36,7 +36,10 @@ import { verifyPod } from "../../src/pod/verify.ts";
 import { BrokerError, PROBLEM_CODES } from "../../src/http/problem.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { sha256 } from "../../src/_util/hash.ts";
-import { parseClientMessage } from "../../src/signaling/messages.ts";
+import {
+  parseClientMessage,
+  SIGNAL_ERROR_CODES,
+} from "../../src/signaling/messages.ts";
 
 /** One fuzz target: inputs, and the invariant each input must keep. */
 export interface FuzzTarget {
@@ -96,16 +99,7 @@ const POD_CODES = new Set([
   "content_mismatch",
 ]);
 const PARSE_CODES = new Set(["manifest_missing", "manifest_malformed"]);
-const SIGNAL_CODES = new Set([
-  "bad_json",
-  "bad_message",
-  "not_joined",
-  "already_joined",
-  "bad_session",
-  "session_full",
-  "unknown_peer",
-  "rate_limited",
-]);
+const SIGNAL_CODES = new Set<string>(SIGNAL_ERROR_CODES);
 
 /**
  * Runs `runs` cases of one target, each bounded in time.

@@ -4,10 +4,17 @@
 // tests/contract/signaling.ts.
 import assert from "node:assert/strict";
 import { DEFAULT_SIGNALING } from "../../src/config/options.ts";
-import { CLOSE_DEADLINE_MS, SignalingHub } from "../../src/signaling/hub.ts";
+import { CLOSE_DEADLINE_MS } from "../../src/signaling/close.ts";
+import { SignalingHub } from "../../src/signaling/hub.ts";
+import type { SignalingLimits } from "../../src/signaling/types.ts";
+
+const hubWith = (limits: Partial<SignalingLimits> = {}) =>
+  new SignalingHub({
+    limits: { ...DEFAULT_SIGNALING, allowedOrigins: null, ...limits },
+  });
 
 Deno.test("SignalingHub: 1,000 join/leave cycles leave every map empty", () => {
-  const hub = new SignalingHub({ ...DEFAULT_SIGNALING, allowedOrigins: null });
+  const hub = hubWith();
   const sent: string[] = [];
   const socket = { send: (text: string) => sent.push(text), close() {} };
   const anchor = hub.connect(socket, "https://anchor.example");
@@ -61,11 +68,7 @@ function fakeSocket() {
 }
 
 Deno.test("SignalingHub closes a slow reader with 1013, tells its peers, then terminates it at the deadline", async () => {
-  const hub = new SignalingHub({
-    ...DEFAULT_SIGNALING,
-    maxBufferedBytes: 1_000,
-    allowedOrigins: null,
-  });
+  const hub = hubWith({ maxBufferedBytes: 1_000 });
   const [slow, a, b] = [fakeSocket(), fakeSocket(), fakeSocket()];
   const clients = [slow, a, b].map((s) => hub.connect(s, null));
   for (const client of clients) client.message('{"type":"join","session":"s"}');
@@ -98,7 +101,7 @@ Deno.test("SignalingHub closes a slow reader with 1013, tells its peers, then te
 });
 
 Deno.test("SignalingHub does not terminate a socket whose close completed in time", async () => {
-  const hub = new SignalingHub({ ...DEFAULT_SIGNALING, allowedOrigins: null });
+  const hub = hubWith();
   const socket = fakeSocket();
   const client = hub.connect(socket, null);
   client.message('{"type":"leave"}');

@@ -51,21 +51,29 @@ export type BusJoinResult =
   | { ok: true; snapshot: BusSnapshot }
   | { ok: false; reason: "full" | "taken" | "lost" };
 
-/** A frame for a peer that another node holds. */
+/**
+ * Signal data for a peer that another node holds. Only the sender's id and
+ * the data travel: the receiving hub checks that `from` is a member of the
+ * session and that `data` is signal data, and builds the frame itself, so a
+ * message put on the bus by anyone else cannot make a browser receive a
+ * frame the protocol does not allow.
+ */
 export interface BusDelivery {
   /** The addressee's session. */
   session: string;
   /** The addressee. */
   to: string;
-  /** The frame, as the addressee gets it. */
-  text: string;
+  /** The sender, a member of the session on the sending node. */
+  from: string;
+  /** The signal's data as JSON text (unchecked until the receiver parses it). */
+  data: string;
 }
 
 /** What a bus reports to the hub attached to it. */
 export interface BusListener {
   /** A membership change in a watched session. */
   event(event: BusEvent): void;
-  /** A frame addressed to a peer of this node. */
+  /** Signal data addressed to a peer of this node (hostile until checked). */
   deliver(delivery: BusDelivery): void;
   /**
    * The bus went down or came back. `lost` is true when this node's peers
@@ -104,7 +112,7 @@ export interface Bus {
   leave(session: string, peerId: string): Promise<void>;
   /** The members of `session` now. */
   snapshot(session: string): Promise<BusSnapshot>;
-  /** Sends a frame to a peer that `node` holds. */
+  /** Sends signal data to a peer that `node` holds. */
   deliver(node: string, delivery: BusDelivery): Promise<void>;
   /** Removes this node's peers from the bus and disconnects. */
   close(): Promise<void>;

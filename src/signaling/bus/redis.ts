@@ -16,7 +16,9 @@
  * change is published (`s:<name>`) in the order of its number. A broker
  * subscribes to a session's channel only while it holds a peer there, and
  * a signal goes to the channel of the one broker that holds its addressee
- * (`n:<node>`): nothing reaches a broker with no peer in the session.
+ * (`n:<node>`) as `<session> <to> <from> <data>`, never as a ready frame:
+ * the receiving hub checks the sender and the data and builds the frame.
+ * Nothing reaches a broker with no peer in the session.
  *
  * Every `heartbeatMs` a broker renews its entry in `nodes` (for three
  * beats) and removes the peers of any broker whose entry lapsed, so the
@@ -358,11 +360,11 @@ export class RedisBus implements Bus {
     return { seq, members: pairs(members) };
   }
 
-  /** Publishes a frame to the broker that holds its addressee. */
+  /** Publishes signal data to the broker that holds its addressee. */
   async deliver(node: string, delivery: BusDelivery): Promise<void> {
     await this.#cmd.publish(
       this.#nodeChannel(node),
-      `${delivery.session} ${delivery.to} ${delivery.text}`,
+      `${delivery.session} ${delivery.to} ${delivery.from} ${delivery.data}`,
     );
   }
 
@@ -435,13 +437,16 @@ export class RedisBus implements Bus {
       });
       return;
     }
+    // "<session> <to> <from> <data>": names and ids hold no space.
     const first = message.indexOf(" ");
     const second = message.indexOf(" ", first + 1);
-    if (first < 0 || second < 0) return;
+    const third = message.indexOf(" ", second + 1);
+    if (first < 0 || second < 0 || third < 0) return;
     listener.deliver({
       session: message.slice(0, first),
       to: message.slice(first + 1, second),
-      text: message.slice(second + 1),
+      from: message.slice(second + 1, third),
+      data: message.slice(third + 1),
     });
   }
 

@@ -1,0 +1,319 @@
+/**
+ * The cluster layer: sessions whose members sit on several brokers, kept in
+ * step through a {@linkcode Bus}. Like socket.io's `ClusterAdapter`, the
+ * cluster logic is here once (the order of joins and leaves, the view of the
+ * other brokers' members, what to do when the bus goes away); a bus engine
+ * (`LocalBus`, `RedisBus`) only stores, publishes and receives.
+ *
+ * A join waits for the bus: the session's events are watched before the bus
+ * orders the join, so from the join's snapshot on the view misses no
+ * change; the joiner is admitted when its own `joined` event comes by (or
+ * the snapshot that holds it, for a session new to this broker), so every
+ * member of this broker sees changes in the bus's one order.
+ *
+ * @module
+ */
+
+import type { Logger } from "../_util/log.ts";
+import type {
+  Bus,
+  BusDelivery,
+  BusEvent,
+  BusSnapshot,
+  BusState,
+} from "./bus/mod.ts";
+import {
+  LocalMembership,
+  type Member,
+  type MembershipHost,
+  type Session,
+} from "./membership.ts";
+import { frames, parseSignalData, type SignalData } from "./messages.ts";
+
+// A session as seen through the bus: `seq` is the bus position the view is
+// exact at (-1 until the first snapshot; events that arrive before it wait
+// in `backlog`).
+interface ClusterSession<M extends Member> extends Session<M> {
+  seq: number;
+  backlog: BusEvent[];
+  watching: Promise<void> | null;
+}
+
+const LOST = "Signaling bus lost";
+const DOWN = "Signaling bus down";
+
+/** Options of {@linkcode ClusterMembership}. */
+export interface ClusterOptions {
+  /** The bus (this broker's handle on it). */
+  bus: Bus;
+  /** Peers in one session, across brokers. */
+  maxPeers: number;
+  /** The largest signal frame: signal data from the bus is held to it. */
+  maxFrameBytes: number;
+  /** Log sink. */
+  logger?: Logger | undefined;
+}
+
+/** The sessions of one broker on a bus shared with other brokers. */
+export class ClusterMembership<M extends Member>
+  extends LocalMembership<M, ClusterSession<M>> {
+  #bus: Bus;
+  #maxFrameBytes: number;
+  #logger: Logger | undefined;
+  // Peers whose bus `leave` failed while the bus was down: retried once it
+  // is back (session name by peer id).
+  #unsentLeaves = new Map<string, string>();
+
+  /**
+   * Makes the membership and attaches it to the bus.
+   *
+   * @param host The hub.
+   * @param options The bus and the limits.
+   */
+  constructor(host: MembershipHost<M>, options: ClusterOptions) {
+    super(host, options.maxPeers);
+    this.#bus = options.bus;
+    this.#maxFrameBytes = options.maxFrameBytes;
+    this.#logger = options.logger;
+    this.#bus.attach({
+      event: (event) => this.#onEvent(event),
+      deliver: (delivery) => this.#onDelivery(delivery),
+      state: (state, lost) => this.#onState(state, lost),
+    });
+  }
+
+  /** The bus's state. */
+  get state(): BusState {
+    return this.#bus.state;
+  }
+
+  /** Asks the bus to order the join; the answer comes through the host. */
+  override join(member: M, name: string): void {
+    const bus = this.#bus;
+    if (bus.state !== "up") {
+      this.host.drop(member, DOWN);
+      return;
+    }
+    const session = this.enter(member, name);
+    const id = member.id!;
+    session.pending.set(id, member);
+    session.watching ??= bus.watch(name);
+    const watching = session.watching;
+    (async () => {
+      await watching;
+      return await bus.join(name, id, this.maxPeers);
+    })().then((result) => {
+      if (member.id !== id || member.session !== name) {
+        // It left while the bus worked.
+        if (result.ok) this.#busLeave(name, id);
+        return;
+      }
+      // Admitted already, by its event.
+      if (member.admitted) return;
+      if (result.ok) {
+        if (session.seq < 0) this.#sync(session, result.snapshot);
+        return;
+      }
+      this.#unpend(member, session);
+      if (result.reason === "full") this.host.full(member, name);
+      else if (result.reason === "taken") this.join(member, name);
+      else this.host.drop(member, LOST);
+    }, (error) => {
+      this.#logger?.("warn", "Cannot join through the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+      if (member.id === id && member.session === name) {
+        this.host.drop(member, DOWN);
+      }
+    });
+  }
+
+  /** A new session, not yet synced with the bus. */
+  protected override createSession(name: string): ClusterSession<M> {
+    return {
+      name,
+      peers: new Map(),
+      remote: new Map(),
+      pending: new Map(),
+      seq: -1,
+      backlog: [],
+      watching: null,
+    };
+  }
+
+  /** Tells the bus that a member of this broker left. */
+  protected override left(session: ClusterSession<M>, id: string): void {
+    this.#busLeave(session.name, id);
+  }
+
+  /** Stops watching a session no member of this broker is in. */
+  protected override dropIfEmpty(session: ClusterSession<M>): boolean {
+    if (!super.dropIfEmpty(session)) return false;
+    this.#bus.unwatch(session.name).catch(() => {});
+    return true;
+  }
+
+  /**
+   * Sends signal data to the broker that holds `to`: only `from` and the
+   * data travel; that broker checks them and builds the frame.
+   */
+  protected override forward(
+    session: ClusterSession<M>,
+    from: string,
+    to: string,
+    data: SignalData,
+  ): boolean {
+    const node = session.remote.get(to);
+    if (node === undefined) return false;
+    const delivery = {
+      session: session.name,
+      to,
+      from,
+      data: JSON.stringify(data),
+    };
+    this.#bus.deliver(node, delivery).catch((error) => {
+      this.#logger?.("debug", "Cannot relay through the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+    });
+    return true;
+  }
+
+  // A pending joiner goes back to not joined.
+  #unpend(member: M, session: ClusterSession<M>): void {
+    session.pending.delete(member.id!);
+    this.members.delete(member.id!);
+    member.id = null;
+    member.session = null;
+    member.admitted = false;
+    this.dropIfEmpty(session);
+  }
+
+  // The first view of a session on this broker: the snapshot, then the
+  // events that came in meanwhile.
+  #sync(session: ClusterSession<M>, snapshot: BusSnapshot): void {
+    session.seq = snapshot.seq;
+    const me = this.#bus.node;
+    const admitted: M[] = [];
+    for (const [id, node] of snapshot.members) {
+      if (node !== me) session.remote.set(id, node);
+      else {
+        const joiner = session.pending.get(id);
+        if (joiner !== undefined) admitted.push(joiner);
+      }
+    }
+    for (const joiner of admitted) this.admit(joiner, session);
+    for (const event of session.backlog.splice(0)) {
+      this.#apply(session, event);
+    }
+  }
+
+  #onEvent(event: BusEvent): void {
+    const session = this.byName.get(event.session);
+    if (session === undefined) return;
+    if (session.seq < 0) session.backlog.push(event);
+    else this.#apply(session, event);
+  }
+
+  #apply(session: ClusterSession<M>, event: BusEvent): void {
+    if (event.seq <= session.seq) return;
+    session.seq = event.seq;
+    const mine = event.node === this.#bus.node;
+    if (event.kind === "joined") {
+      if (mine) {
+        const joiner = session.pending.get(event.peerId);
+        if (joiner !== undefined) this.admit(joiner, session);
+      } else if (!session.remote.has(event.peerId)) {
+        session.remote.set(event.peerId, event.node);
+        this.notify(session, frames.peer("peer-joined", event.peerId));
+      }
+    } else if (session.remote.delete(event.peerId)) {
+      this.notify(session, frames.peer("peer-left", event.peerId));
+    } else if (mine) {
+      // The bus dropped a peer this broker still holds (it was taken for
+      // dead): it is no longer anyone's peer, so let it go.
+      const local = session.peers.get(event.peerId);
+      if (local !== undefined) this.host.drop(local, LOST);
+    }
+  }
+
+  // A signal from another broker: delivered only to a joined member of this
+  // broker in the named session, from a member the bus says another broker
+  // holds there, with data that is signal data within the frame limit. The
+  // frame is built here; nothing else from the bus reaches a socket.
+  #onDelivery(delivery: BusDelivery): void {
+    const target = this.members.get(delivery.to);
+    if (target === undefined || !target.admitted) return;
+    if (target.session !== delivery.session) return;
+    const session = this.byName.get(delivery.session);
+    if (session?.remote.has(delivery.from) !== true) return;
+    const data = parseSignalData(delivery.data, this.#maxFrameBytes);
+    if (data === null) return;
+    this.host.send(target, frames.signal(delivery.from, data));
+  }
+
+  #onState(state: BusState, lost: boolean): void {
+    this.#logger?.(state === "up" ? "info" : "warn", `Signaling bus ${state}`, {
+      lost,
+    });
+    if (state !== "up") return;
+    if (lost) {
+      // This broker's peers are no longer on the bus: close them so their
+      // clients join again, through this broker or another.
+      this.#unsentLeaves.clear();
+      for (const session of [...this.byName.values()]) {
+        for (
+          const member of [
+            ...session.peers.values(),
+            ...session.pending.values(),
+          ]
+        ) {
+          this.host.drop(member, LOST);
+        }
+      }
+      return;
+    }
+    for (const [id, name] of [...this.#unsentLeaves]) {
+      this.#unsentLeaves.delete(id);
+      this.#busLeave(name, id);
+    }
+    for (const session of this.byName.values()) this.#resync(session);
+  }
+
+  // After the bus came back, events may have been lost: compare the view
+  // with a fresh snapshot and tell the members what changed.
+  #resync(session: ClusterSession<M>): void {
+    this.#bus.snapshot(session.name).then((snapshot) => {
+      if (this.byName.get(session.name) !== session) return;
+      if (session.seq < 0) {
+        this.#sync(session, snapshot);
+        return;
+      }
+      if (snapshot.seq <= session.seq) return;
+      session.seq = snapshot.seq;
+      const me = this.#bus.node;
+      for (const id of [...session.remote.keys()]) {
+        if (snapshot.members.has(id)) continue;
+        session.remote.delete(id);
+        this.notify(session, frames.peer("peer-left", id));
+      }
+      for (const [id, node] of snapshot.members) {
+        const joiner = node === me ? session.pending.get(id) : undefined;
+        if (joiner !== undefined) this.admit(joiner, session);
+        else if (node !== me && !session.remote.has(id)) {
+          session.remote.set(id, node);
+          this.notify(session, frames.peer("peer-joined", id));
+        }
+      }
+      for (const [id, member] of [...session.peers]) {
+        if (!snapshot.members.has(id)) this.host.drop(member, LOST);
+      }
+    }, () => {});
+  }
+
+  #busLeave(name: string, id: string): void {
+    this.#bus.leave(name, id).catch(() => {
+      this.#unsentLeaves.set(id, name);
+    });
+  }
+}
