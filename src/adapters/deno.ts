@@ -47,8 +47,8 @@ export function createSignalServer(
       port: resolved.port,
       hostname: resolved.hostname,
       onListen: () => resolve(),
-    }, (request) => {
-      const answer = broker.handle(request);
+    }, (request, info) => {
+      const answer = broker.handle(request, info.remoteAddr.hostname);
       // A hot pod comes back synchronously and is returned as is.
       if (answer instanceof Response) return answer;
       if (answer instanceof Promise) {

@@ -108,7 +108,7 @@ export function createSignalServer(
     }
     let answer: Response | Admission;
     try {
-      answer = await broker.handle(request);
+      answer = await broker.handle(request, req.socket.remoteAddress);
     } catch (error) {
       logger("debug", "Cannot answer the upgrade request", { error });
       socket.destroy();
