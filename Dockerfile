@@ -1,4 +1,7 @@
 # pod-broker on Deno: SQLite registry on the /data volume, port 8080.
+# It runs the node:http adapter (src/mod_node.ts, on Deno's node:http and
+# `ws`): a WebSocket frame over --max-frame-bytes is refused from its header,
+# and a request head has a time limit. src/mod.ts (Deno.serve) has neither.
 #   docker build -t pod-broker .
 #   docker run -p 8080:8080 -v pod-data:/data pod-broker
 FROM denoland/deno:2.9.6
@@ -11,7 +14,7 @@ USER deno
 # (--cached-only) from the image's DENO_DIR.
 COPY --chown=deno:deno deno.json deno.lock ./
 COPY --chown=deno:deno src/ src/
-RUN deno install --frozen --entrypoint src/mod.ts
+RUN deno install --frozen --entrypoint src/mod_node.ts
 
 EXPOSE 8080
 VOLUME /data
@@ -25,5 +28,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # POD_BROKER_TURN_SECRET, REDIS_URL, DATABASE_URL; and the Redis client's
 # `debug` dependency lists every variable, so a list of names is not enough).
 # Flags given to `docker run` replace CMD.
-ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env", "src/mod.ts"]
+ENTRYPOINT ["deno", "run", "--cached-only", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env", "src/mod_node.ts"]
 CMD ["--registry", "sqlite", "--data-dir", "/data", "--port", "8080"]

@@ -9,6 +9,11 @@
  * `node:http` and `ws`. Run as the main module (as the `pod-broker` bin) it
  * is the CLI: `npx pod-broker --registry memory`.
  *
+ * Deno runs it too (`deno run ... src/mod_node.ts`, as the container does):
+ * through Deno's `node:http`, `ws` refuses a frame over the limit from its
+ * header, where `Deno.upgradeWebSocket` reads up to 64 MiB of it first, and
+ * a request head has a time limit. That is the public recipe of the README.
+ *
  * @example Start a broker on the memory registry
  * ```ts ignore
  * import { createSignalServer, MemoryRegistry } from "pod-broker";
@@ -39,10 +44,15 @@ if (isMainModule(import.meta.url)) {
 }
 
 /**
- * Whether the module at `url` is the program Node was started with, through
- * a bin symlink too (Node 22 has no `import.meta.main`).
+ * Whether the module at `url` is the program the runtime was started with:
+ * `import.meta.main` where there is one (Deno, which runs this entry point
+ * in the container, and may not be allowed to read the script's path), else
+ * the path of `process.argv[1]`, through a bin symlink too (Node 22 has no
+ * `import.meta.main`).
  */
 function isMainModule(url: string): boolean {
+  const { main } = import.meta as { main?: boolean };
+  if (main !== undefined) return main;
   const entry = process.argv[1];
   if (entry === undefined) return false;
   try {

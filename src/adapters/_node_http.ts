@@ -34,7 +34,10 @@ export async function serveHttp(
 ): Promise<void> {
   let response: Response;
   try {
-    response = await broker.fetch(toRequest(req, res));
+    response = await broker.fetch(
+      toRequest(req, res),
+      req.socket.remoteAddress,
+    );
   } catch (error) {
     // Only a request the Fetch API refuses to represent lands here (the
     // broker has its own error boundary), such as TRACE: answered from the

@@ -14,10 +14,9 @@ import type { Duplex } from "node:stream";
 import { clearInterval, setInterval } from "node:timers";
 // @ts-types="@types/ws"
 import { type RawData, type WebSocket, WebSocketServer } from "ws";
-import type { Admission } from "../http/broker.ts";
+import type { Admission, Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
-import type { Metrics } from "../operator/metrics.ts";
-import type { SignalingHub } from "../signaling/hub.ts";
+import { connectSocket } from "./_wiring.ts";
 
 /** What the Node adapter needs of the signaling side. */
 export interface NodeSignaling {
@@ -34,16 +33,14 @@ export interface NodeSignaling {
 
 /** Options of {@linkcode createNodeSignaling}. */
 export interface NodeSignalingOptions {
-  /** The hub to feed. */
-  hub: SignalingHub;
+  /** The broker whose hub takes the sockets (and whose metrics count closes). */
+  broker: Broker;
   /** Largest frame; `ws` closes larger ones with 1009. */
   maxFrameBytes: number;
   /** The ping interval. */
   pingIntervalMs: number;
   /** Log sink. */
   logger: Logger;
-  /** Counts closes by code. */
-  metrics?: Metrics | null;
 }
 
 /**
@@ -55,7 +52,7 @@ export interface NodeSignalingOptions {
 export function createNodeSignaling(
   options: NodeSignalingOptions,
 ): NodeSignaling {
-  const { hub, logger, pingIntervalMs, metrics } = options;
+  const { broker, logger, pingIntervalMs } = options;
   const lastSeen = new Map<WebSocket, number>();
   const wss = new WebSocketServer({
     noServer: true,
@@ -84,7 +81,7 @@ export function createNodeSignaling(
     admission: Admission,
   ): void {
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const client = hub.connect({
+      const events = connectSocket(broker, {
         send: (text) => ws.send(text),
         close: (code, reason) => ws.close(code, reason),
         bufferedAmount: () => ws.bufferedAmount,
@@ -95,15 +92,14 @@ export function createNodeSignaling(
       ws.on("pong", seen);
       ws.on("message", (data: RawData, isBinary: boolean) => {
         seen();
-        client.message(isBinary ? toBytes(data) : toBytes(data).toString());
+        events.message(isBinary ? toBytes(data) : toBytes(data).toString());
       });
       ws.on("error", (error) => {
         logger("debug", "WebSocket error", { error });
       });
       ws.on("close", (code: number) => {
         lastSeen.delete(ws);
-        client.closed();
-        metrics?.socketClosed(code);
+        events.closed(code);
       });
     });
   }

@@ -6,9 +6,9 @@
  */
 
 import { type Admission, createBroker } from "../http/broker.ts";
-import { METRICS_CONTENT_TYPE } from "../operator/metrics.ts";
 import { resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
+import { connectSocket, startListeners } from "./_wiring.ts";
 
 /**
  * Starts a broker on Deno and resolves once it listens.
@@ -40,21 +40,25 @@ export function createSignalServer(
     1,
     Math.ceil(resolved.signaling.pingIntervalMs / 1000),
   );
-  const { promise: listening, resolve } = Promise.withResolvers<void>();
-
-  const server = Deno.serve({
-    port: resolved.port,
-    hostname: resolved.hostname,
-    onListen: () => resolve(),
-  }, (request) => {
-    const answer = broker.handle(request);
-    // A hot pod comes back synchronously and is returned as is.
-    if (answer instanceof Response) return answer;
-    if (answer instanceof Promise) {
-      return answer.then((answer) => upgrade(request, answer));
-    }
-    return upgrade(request, answer);
-  });
+  const listenMain = async () => {
+    const { promise: listening, resolve } = Promise.withResolvers<void>();
+    // Throws at once when the port cannot be had.
+    const server = Deno.serve({
+      port: resolved.port,
+      hostname: resolved.hostname,
+      onListen: () => resolve(),
+    }, (request, info) => {
+      const answer = broker.handle(request, info.remoteAddr.hostname);
+      // A hot pod comes back synchronously and is returned as is.
+      if (answer instanceof Response) return answer;
+      if (answer instanceof Promise) {
+        return answer.then((answer) => upgrade(request, answer));
+      }
+      return upgrade(request, answer);
+    });
+    await listening;
+    return { addr: server.addr, close: () => server.shutdown() };
+  };
 
   function upgrade(request: Request, answer: Response | Admission): Response {
     if (answer instanceof Response) return answer;
@@ -62,7 +66,7 @@ export function createSignalServer(
       idleTimeout,
     });
     socket.binaryType = "arraybuffer";
-    const client = broker.hub.connect({
+    const events = connectSocket(broker, {
       send: (text) => socket.send(text),
       close: (code, reason) => closeWhenQuiet(socket, code, reason),
       bufferedAmount: () => socket.bufferedAmount,
@@ -71,44 +75,28 @@ export function createSignalServer(
       // A socket being closed: its input is read and dropped.
       const quiet = quieting.get(socket);
       if (quiet) return quiet();
-      client.message(
+      events.message(
         typeof event.data === "string"
           ? event.data
           : new Uint8Array(event.data),
       );
     };
-    socket.onclose = (event) => {
-      client.closed();
-      broker.metrics?.socketClosed(event.code);
-    };
+    socket.onclose = (event) => events.closed(event.code);
     return response;
   }
 
-  // Metrics on their own listener, never behind the public port.
-  const metricsServer = resolved.metrics === null ? null : Deno.serve(
-    {
-      port: resolved.metrics.port,
-      hostname: resolved.metrics.hostname,
-      onListen() {},
-    },
-    (request) =>
-      new URL(request.url).pathname === "/metrics"
-        ? new Response(broker.metrics!.render(), {
-          headers: { "Content-Type": METRICS_CONTENT_TYPE },
-        })
-        : new Response("Not Found", { status: 404 }),
-  );
-
   let closed: Promise<void> | undefined;
-  return listening.then(() => ({
-    metricsPort: metricsServer?.addr.port ?? null,
-    port: server.addr.port,
-    hostname: server.addr.hostname,
+  return startListeners(broker, resolved, listenMain).then((
+    { main, metrics },
+  ) => ({
+    metricsPort: metrics?.port ?? null,
+    port: main.addr.port,
+    hostname: main.addr.hostname,
     close(): Promise<void> {
       closed ??= (async () => {
         await broker.shutdown();
-        await server.shutdown();
-        await metricsServer?.shutdown();
+        await main.close();
+        await metrics?.close();
         broker.metrics?.close();
       })();
       return closed;

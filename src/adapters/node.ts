@@ -22,11 +22,11 @@ import {
   setTimeout,
 } from "node:timers";
 import { type Admission, createBroker } from "../http/broker.ts";
-import { METRICS_CONTENT_TYPE } from "../operator/metrics.ts";
 import { resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import { serveHttp, toRequest, writeRawResponse } from "./_node_http.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
+import { startListeners } from "./_wiring.ts";
 
 /** How long `close()` lets in-flight requests finish before cutting them. */
 const CLOSE_GRACE_MS = 5_000;
@@ -66,11 +66,10 @@ export function createSignalServer(
   const { logger } = resolved;
   const broker = createBroker(resolved);
   const signaling = createNodeSignaling({
-    hub: broker.hub,
+    broker,
     maxFrameBytes: resolved.signaling.maxFrameBytes,
     pingIntervalMs: resolved.signaling.pingIntervalMs,
     logger,
-    metrics: broker.metrics,
   });
 
   // serveHttp and writeRawResponse handle their own errors.
@@ -109,7 +108,7 @@ export function createSignalServer(
     }
     let answer: Response | Admission;
     try {
-      answer = await broker.handle(request);
+      answer = await broker.handle(request, req.socket.remoteAddress);
     } catch (error) {
       logger("debug", "Cannot answer the upgrade request", { error });
       socket.destroy();
@@ -146,61 +145,43 @@ export function createSignalServer(
     });
   }
 
-  // Metrics on their own listener, never behind the public port.
-  const metricsServer = resolved.metrics === null
-    ? null
-    : createServer((req, res) => {
-      const found = req.url?.split("?")[0] === "/metrics";
-      res.writeHead(found ? 200 : 404, {
-        "Content-Type": found ? METRICS_CONTENT_TYPE : "text/plain",
-      });
-      res.end(found ? broker.metrics!.render() : "Not Found");
-    });
-  const metricsListening = metricsServer === null
-    ? Promise.resolve(null)
-    : new Promise<number>((resolve, reject) => {
-      metricsServer.once("error", reject);
-      metricsServer.listen({
-        port: resolved.metrics!.port,
-        host: resolved.metrics!.hostname,
-      }, () => resolve((metricsServer.address() as AddressInfo).port));
-    });
-
-  let closed: Promise<void> | undefined;
-  return new Promise<SignalServer>((resolve, reject) => {
-    let listening = false;
-    server.on("error", (error) => {
-      if (listening) {
-        logger("error", "HTTP server error", { error });
-        return;
-      }
-      signaling.close();
-      reject(error);
-    });
-    server.listen({ port: resolved.port, host: resolved.hostname }, () => {
-      listening = true;
-      const address = server.address() as AddressInfo;
-      metricsListening.then((metricsPort) =>
-        resolve({
-          port: address.port,
-          hostname: address.address,
-          metricsPort,
-          close(): Promise<void> {
-            closed ??= close().then(async () => {
-              metricsServer?.closeAllConnections();
-              await new Promise((done) =>
-                metricsServer ? metricsServer.close(done) : done(undefined)
-              );
-              broker.metrics?.close();
-            });
-            return closed;
-          },
-        }), (error) => {
-        // The metrics port could not be had: give the main one back too.
-        signaling.close();
-        server.close();
+  // The main listener; an error before it listens fails the start.
+  function listenMain(): Promise<{ close(): Promise<void> }> {
+    return new Promise((resolve, reject) => {
+      let listening = false;
+      server.on("error", (error) => {
+        if (listening) {
+          logger("error", "HTTP server error", { error });
+          return;
+        }
         reject(error);
       });
+      server.listen({ port: resolved.port, host: resolved.hostname }, () => {
+        listening = true;
+        resolve({ close });
+      });
     });
+  }
+
+  let closed: Promise<void> | undefined;
+  return startListeners(broker, resolved, listenMain).then((
+    { main, metrics },
+  ) => {
+    const address = server.address() as AddressInfo;
+    return {
+      port: address.port,
+      hostname: address.address,
+      metricsPort: metrics?.port ?? null,
+      close(): Promise<void> {
+        closed ??= main.close().then(async () => {
+          await metrics?.close();
+          broker.metrics?.close();
+        });
+        return closed;
+      },
+    };
+  }, (error) => {
+    signaling.close();
+    throw error;
   });
 }

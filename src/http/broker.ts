@@ -26,7 +26,7 @@ import { requestTarget } from "./request_url.ts";
 import { type HubStats, SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { Metrics } from "../operator/metrics.ts";
-import { createAccessLog } from "../operator/access_log.ts";
+import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
 export type { Admission };
 
@@ -35,16 +35,18 @@ export interface Broker {
   /**
    * Answers a request, or admits a `/signal` WebSocket upgrade for the
    * adapter to perform. This is the one place that decides upgrades.
-   * Answers without a promise when it can (a hot pod).
+   * Answers without a promise when it can (a hot pod). `peerAddress` is
+   * the connection's remote address, for the access log's `ip`.
    */
   handle(
     request: Request,
+    peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission>;
   /**
    * Answers a request with a response; an admitted upgrade, which only an
    * adapter can perform, gets 426.
    */
-  fetch(request: Request): Promise<Response>;
+  fetch(request: Request, peerAddress?: string): Promise<Response>;
   /**
    * The answer to a method the Fetch API cannot represent (TRACE, CONNECT)
    * on `path`: 405 with the route's `Allow`, or 404 for an unknown path.
@@ -196,6 +198,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   // as is, not in a promise, keeps Deno.serve on its fastest path.
   function handle(
     request: Request,
+    peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission> {
     const started = performance.now();
     const { origin, path } = requestTarget(request.url);
@@ -208,6 +211,8 @@ export function createBroker(options: ResolvedOptions): Broker {
         "",
         started,
         withHsts(baseUrl, notFound(path)),
+        undefined,
+        peerAddress,
       );
     }
     const { route, id } = match;
@@ -228,6 +233,7 @@ export function createBroker(options: ResolvedOptions): Broker {
         started,
         answer,
         input.bodyBytes,
+        peerAddress,
       );
     };
     const fail = (error: unknown) => {
@@ -258,6 +264,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     started: number,
     answer: Response | Admission,
     bodyBytes?: number,
+    peerAddress?: string,
   ): Response | Admission {
     const durationMs = performance.now() - started;
     // An admitted upgrade is counted as the 101 the adapter will send.
@@ -294,12 +301,22 @@ export function createBroker(options: ResolvedOptions): Broker {
       bytes,
       durationMs,
       podId: id,
+      ip: options.accessLog === "ip"
+        ? clientAddress(
+          peerAddress,
+          request.headers.get("X-Forwarded-For"),
+          options.trustProxy,
+        )
+        : undefined,
     });
     return answer;
   }
 
-  async function fetch(request: Request): Promise<Response> {
-    const answer = await handle(request);
+  async function fetch(
+    request: Request,
+    peerAddress?: string,
+  ): Promise<Response> {
+    const answer = await handle(request, peerAddress);
     if (answer instanceof Response) return answer;
     return problem(
       "upgrade_required",

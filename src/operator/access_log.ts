@@ -101,6 +101,41 @@ function format(entry: AccessLogEntry, withIp: boolean): string {
   },"durationMs":${durationMs},"podId":${podId}${ip}}`;
 }
 
+/** The longest address written (an IPv6 address with a zone fits). */
+const ADDRESS_MAX = 100;
+
+/**
+ * The address the access log writes for a request: the connection's peer,
+ * or with `trustProxy` the last `X-Forwarded-For` hop, the one the proxy
+ * appended (the ones before it are the client's word). Cut to 100
+ * characters.
+ *
+ * @param peer The connection's remote address, when the adapter knows it.
+ * @param forwardedFor The request's `X-Forwarded-For`, or null.
+ * @param trustProxy Whether `X-Forwarded-*` headers are honoured.
+ * @returns The address, or undefined when there is none.
+ *
+ * @example Behind a proxy
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { clientAddress } from "./access_log.ts";
+ *
+ * assert.equal(clientAddress("10.0.0.2", "1.2.3.4, 192.0.2.7", true), "192.0.2.7");
+ * assert.equal(clientAddress("10.0.0.2", "1.2.3.4, 192.0.2.7", false), "10.0.0.2");
+ * ```
+ */
+export function clientAddress(
+  peer: string | undefined,
+  forwardedFor: string | null,
+  trustProxy: boolean,
+): string | undefined {
+  if (trustProxy && forwardedFor !== null) {
+    const hop = forwardedFor.slice(forwardedFor.lastIndexOf(",") + 1).trim();
+    if (hop !== "") return hop.slice(0, ADDRESS_MAX);
+  }
+  return peer?.slice(0, ADDRESS_MAX);
+}
+
 /** Where access log lines go: one call per line, without its newline. */
 export type AccessLogSink = (line: string) => void;
 

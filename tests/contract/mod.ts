@@ -3,6 +3,7 @@
 // tests/contract/node_test.ts runs them on Node 22 against the installed npm
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
+import { ADAPTER_CASES } from "./adapters.ts";
 import { CLI_CASES } from "./cli.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
@@ -24,6 +25,7 @@ export const CASES: readonly ContractCase[] = [
   ...ICE_CASES,
   ...SCALEOUT_CASES,
   ...CLI_CASES,
+  ...ADAPTER_CASES,
 ];
 
 const names = new Set<string>();
