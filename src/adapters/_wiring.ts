@@ -136,11 +136,24 @@ async function listenMetrics(
 }
 
 /**
- * `error` as an {@linkcode OptionError} for `key` when it says the address
- * is in use (Node's `EADDRINUSE`, Deno's `AddrInUse`); else `error` itself.
+ * `error` as an {@linkcode OptionError} for `key` when the operator can fix
+ * it: the address is in use (Node's `EADDRINUSE`, Deno's `AddrInUse`), the
+ * port needs privileges, or the address is not this machine's; else `error`
+ * itself.
  */
 function portError(error: unknown, key: string): unknown {
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-  if (code !== "EADDRINUSE" && name !== "AddrInUse") return error;
-  return new OptionError(key, "is in use by another program: choose another");
+  if (code === "EADDRINUSE" || name === "AddrInUse") {
+    return new OptionError(key, "is in use by another program: choose another");
+  }
+  if (code === "EACCES" || name === "PermissionDenied") {
+    return new OptionError(key, "needs privileges: choose one above 1023");
+  }
+  if (code === "EADDRNOTAVAIL" || name === "AddrNotAvailable") {
+    return new OptionError(
+      "hostname",
+      "is not an address of this machine: choose another",
+    );
+  }
+  return error;
 }

@@ -17,32 +17,27 @@
  * - A remote reference (`http:`, `https:`, `//`) in the page, a stylesheet
  *   or a script is an error; every one is reported, with its file and line.
  *
- * The CLI loads this module only for `build` (a dynamic import), so serving
- * never loads the bundler.
+ * The CLI's `build` command (`src/cli/build.ts`) is loaded only for `build`
+ * (a dynamic import), so serving never loads the bundler.
  *
  * @module
  */
 
-import { readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
-import process from "node:process";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { onePositional, parse, print, readKey, stderr } from "../cli/io.ts";
-import { UsageError } from "../cli/usage_error.ts";
-import { PodError } from "../pod/errors.ts";
 import { SLOT_LITERAL } from "../pod/format.ts";
-import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { signPod } from "../pod/sign.ts";
 import {
   type BuildProblem,
   type BundleInput,
   type BundleOptions,
   type BundleOutput,
-  BundlerError,
   bundleScript,
   bundleStyle,
   withBundler,
 } from "./bundle.ts";
+import { pageWarnings, REMOTE_HINT } from "./check.ts";
 import {
   classifyUrl,
   cleanUrl,
@@ -101,7 +96,14 @@ export class BuildError extends Error {
    * @param problems What is wrong, in the order found.
    */
   constructor(entry: string, problems: readonly BuildProblem[]) {
-    super(`Cannot build '${entry}': ${problems.map(describe).join("; ")}`);
+    const remote = problems.some((problem) =>
+      problem.message.startsWith("remote reference")
+    );
+    super(
+      `Cannot build '${entry}': ${problems.map(describe).join("; ")}${
+        remote ? ` (${REMOTE_HINT})` : ""
+      }`,
+    );
     this.name = "BuildError";
     this.problems = problems;
   }
@@ -184,8 +186,12 @@ export async function buildPod(
         : { createdAt: options.createdAt }),
     });
   }
-  const warnings = reports.flatMap((report) => report.warnings);
-  return { html: bytes, warnings: warnings.map(describe) };
+  const warnings = reports.flatMap((report) => report.warnings)
+    .map(describe);
+  // Remote references were refused above; the size is only a warning (a
+  // broker may raise its limit).
+  warnings.push(...pageWarnings(page, bytes, false));
+  return { html: bytes, warnings };
 }
 
 /** What one reference produced: its edits, problems and warnings. */
@@ -447,110 +453,4 @@ function clientUrl(client: string | URL | undefined): URL {
   return /^(?:file|https?):/i.test(client)
     ? new URL(client)
     : pathToFileURL(resolve(client));
-}
-
-const USAGE =
-  `Usage: pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--created-at]
-
-Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
-fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
---out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
-'pod-broker keygen' writes) the output is a signed pod; --name and
---created-at set its manifest's name and time. Remote references are errors.
-`;
-
-/**
- * The `build` command: parses its arguments, builds, writes the file (to
- * standard output without `--out`) and prints warnings to standard error.
- *
- * @param args The arguments after `build`.
- * @returns The exit code: 0 built, 2 bad usage or a page that cannot be
- * built, 1 when esbuild cannot run here (each with one line on standard
- * error, starting `pod-broker: `).
- *
- * @example Build a page into a file
- * ```ts ignore
- * import { runBuild } from "./mod.ts";
- *
- * const code = await runBuild(["app/index.html", "--out", "app.pod.html"]);
- * ```
- */
-export async function runBuild(args: string[]): Promise<number> {
-  try {
-    const { values, positionals } = parse(args, {
-      out: { type: "string" },
-      key: { type: "string" },
-      name: { type: "string" },
-      "created-at": { type: "boolean" },
-      help: { type: "boolean" },
-    }, true);
-    if (values.help) return print(USAGE);
-    const entry = onePositional(positionals, "build", "ENTRY.html");
-    if (values.key === undefined) {
-      if (values.name !== undefined || values["created-at"]) {
-        throw new UsageError(
-          "Cannot set the manifest's name or time: build signs only with --key FILE",
-        );
-      }
-    }
-    const nameLength = [...values.name ?? "x"].length;
-    if (nameLength < 1 || nameLength > MAX_NAME_CHARACTERS) {
-      throw new UsageError(
-        `Cannot use --name: it must have 1 to ${MAX_NAME_CHARACTERS} characters`,
-      );
-    }
-    const options: BuildPodOptions = {};
-    if (values.key !== undefined) options.seed = await readKey(values.key);
-    if (values.name !== undefined) options.name = values.name;
-    if (values["created-at"]) options.createdAt = true;
-    const { html, warnings } = await buildPod(entry, options);
-    for (const warning of warnings) {
-      stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
-    }
-    if (values.out === undefined) {
-      await writeStdout(html);
-    } else {
-      await writeFile(values.out, html).catch((error) => {
-        throw new UsageError(
-          `Cannot write the pod to '${values.out}': ${codeOf(error)}`,
-        );
-      });
-      stderr(
-        `pod-broker: built ${values.out} (${
-          html.length.toLocaleString("en")
-        } bytes)${options.seed ? ", signed" : ""}\n`,
-      );
-    }
-    return 0;
-  } catch (error) {
-    if (
-      error instanceof UsageError || error instanceof BuildError ||
-      error instanceof PodError
-    ) {
-      stderr(`pod-broker: ${oneLine(error.message)}\n`);
-      return 2;
-    }
-    if (error instanceof BundlerError) {
-      // The machine, not the input: exit 1, still on one line.
-      stderr(`pod-broker: ${oneLine(error.message)}\n`);
-      return 1;
-    }
-    throw error;
-  }
-}
-
-/** Writes bytes to standard output and waits until they are flushed. */
-async function writeStdout(bytes: Uint8Array): Promise<void> {
-  await new Promise<void>((done, fail) =>
-    process.stdout.write(bytes, (error) => error ? fail(error) : done())
-  );
-}
-
-/** Control characters shown escaped, so a message stays on one line. */
-function oneLine(message: string): string {
-  return message.replace(
-    // deno-lint-ignore no-control-regex
-    /[\u0000-\u001f\u007f]/g,
-    (c) => c === "\u007f" ? "\\u007f" : JSON.stringify(c).slice(1, -1),
-  );
 }

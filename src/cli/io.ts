@@ -58,17 +58,6 @@ export async function readBytes(path: string): Promise<Uint8Array> {
   }
 }
 
-/** A file's text, or a {@linkcode UsageError} naming it. */
-export async function readText(path: string, what: string): Promise<string> {
-  try {
-    return await readFile(path, "utf8");
-  } catch (error) {
-    throw new UsageError(
-      `Cannot read ${what} '${path}': ${(error as { code?: string }).code}`,
-    );
-  }
-}
-
 /** Writes `text` to standard output; returns exit code 0. */
 export function print(text: string): number {
   process.stdout.write(text);
@@ -80,14 +69,29 @@ export function stderr(text: string): void {
   process.stderr.write(text);
 }
 
-/** The seed in the key file at `path`; a file that is no key is a usage error. */
+/**
+ * The seed in the key file at `path`; a missing file, or one that is no key,
+ * is a usage error that says how to make one.
+ */
 export async function readKey(path: string): Promise<Uint8Array> {
-  const text = await readText(path, "key");
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    throw new UsageError(
+      code === "ENOENT"
+        ? `Cannot read key '${path}': no such file: create one with pod-broker keygen --out FILE`
+        : `Cannot read key '${path}': ${code}`,
+      code !== "ENOENT",
+    );
+  }
   try {
     return decodePrivateKeyPem(text);
   } catch {
     throw new UsageError(
-      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key`,
+      `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key: create one with pod-broker keygen --out FILE`,
+      false,
     );
   }
 }

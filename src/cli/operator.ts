@@ -25,7 +25,7 @@ export async function listCommand(args: string[]): Promise<number> {
     owner: { type: "string" },
   }, true);
   if (positionals.length > 0) throw new UsageError("list takes no file");
-  const registry = await openOperatorRegistry(values);
+  const registry = await openOperatorRegistry("list", values);
   try {
     if (registry.listPods === undefined) {
       throw new UsageError("Cannot list: this registry cannot list its pods");
@@ -40,7 +40,10 @@ export async function listCommand(args: string[]): Promise<number> {
   }
 }
 
-/** `delete ID --data-dir D`: exit 0 deleted, 1 unknown id, 2 usage. */
+/**
+ * `delete ID --data-dir D`: exit 0 deleted, 1 unknown or already deleted
+ * id, 2 usage.
+ */
 export async function deleteCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, REGISTRY_FLAGS, true);
   const id = onePositional(positionals, "delete", "pod id");
@@ -49,13 +52,18 @@ export async function deleteCommand(args: string[]): Promise<number> {
       `Cannot delete '${id}': a pod id is 12 characters of [A-Za-z0-9]`,
     );
   }
-  const registry = await openOperatorRegistry(values);
+  const registry = await openOperatorRegistry("delete", values);
   try {
     if (registry.deletePod === undefined) {
       throw new UsageError("Cannot delete: this registry cannot delete pods");
     }
     if (!(await registry.deletePod(id))) {
-      stderr(`pod-broker: Cannot delete '${id}': no such pod\n`);
+      const gone = await registry.isDeleted?.(id);
+      stderr(
+        `pod-broker: Cannot delete '${id}': ${
+          gone ? "already deleted (its URL answers 410)" : "no such pod"
+        }\n`,
+      );
       return 1;
     }
     print(`deleted ${id}\n`);
@@ -65,10 +73,26 @@ export async function deleteCommand(args: string[]): Promise<number> {
   }
 }
 
+/**
+ * The registry a running broker keeps its pods in: `--data-dir` alone is
+ * SQLite, `--database-url` alone PostgreSQL; with neither, say which flags
+ * the command needs.
+ */
 async function openOperatorRegistry(
+  command: "list" | "delete",
   values: { registry?: string; "data-dir"?: string; "database-url"?: string },
 ): Promise<Registry> {
-  const kind = values.registry ?? "sqlite";
+  if (
+    values.registry === undefined && values["data-dir"] === undefined &&
+    values["database-url"] === undefined
+  ) {
+    throw new UsageError(
+      `${command} needs the broker's registry: --data-dir DIR (SQLite) or --registry postgres --database-url URL (see pod-broker ${command} --help)`,
+      false,
+    );
+  }
+  const kind = values.registry ??
+    (values["database-url"] === undefined ? "sqlite" : "postgres");
   if (kind === "memory") {
     throw new UsageError(
       "Cannot use --registry memory here: it lives inside one broker process",

@@ -1,6 +1,7 @@
 /**
- * The pod author's commands: `keygen`, `sign`, `verify` and `publish`. A
- * file that is not a valid pod is reported on one line with its code.
+ * The pod author's commands: `keygen`, `sign`, `verify` and `publish` (their
+ * `--help` is answered by `runCli`). A file that is not a valid pod is
+ * reported on one line with its code and what to do.
  *
  * @module
  */
@@ -10,9 +11,11 @@ import process from "node:process";
 import { encodeBase64Url } from "../_util/encoding.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { PodError } from "../pod/errors.ts";
+import { parsePod } from "../pod/format.ts";
 import { encodePrivateKeyPem } from "../pod/keys.ts";
-import { signPod } from "../pod/sign.ts";
+import { signPod, type SignPodOptions } from "../pod/sign.ts";
 import { verifyPod } from "../pod/verify.ts";
+import { oneLine } from "../_util/text.ts";
 import {
   onePositional,
   parse,
@@ -25,11 +28,7 @@ import { UsageError } from "./usage_error.ts";
 
 /** `keygen [--out FILE]`: a fresh key as PKCS#8 PEM. */
 export async function keygen(args: string[]): Promise<number> {
-  const { values } = parse(args, {
-    out: { type: "string" },
-    help: { type: "boolean" },
-  }, false);
-  if (values.help) return print("Usage: pod-broker keygen [--out FILE]\n");
+  const { values } = parse(args, { out: { type: "string" } }, false);
   const { seed, publicKey } = await generateKeyPair();
   const pem = encodePrivateKeyPem(seed);
   if (values.out === undefined) {
@@ -88,7 +87,14 @@ export async function verifyCommand(args: string[]): Promise<number> {
     return print(`${JSON.stringify(report, null, 2)}\n`);
   } catch (error) {
     if (!(error instanceof PodError)) throw error;
-    stderr(`pod-broker: ${input}: ${error.code}: ${error.message}\n`);
+    const next = error.code === "manifest_missing"
+      ? ": the page is not signed: sign it with pod-broker sign or build --key"
+      : "";
+    stderr(
+      `pod-broker: ${
+        oneLine(`${input}: ${error.code}: ${error.message}`)
+      }${next}\n`,
+    );
     return 1;
   }
 }
@@ -105,6 +111,15 @@ export async function publish(args: string[]): Promise<number> {
     throw new UsageError("publish needs --broker URL");
   }
   const input = onePositional(positionals, "publish");
+  let endpoint: URL;
+  try {
+    endpoint = new URL(
+      "pods",
+      values.broker.endsWith("/") ? values.broker : `${values.broker}/`,
+    );
+  } catch {
+    throw new UsageError(`Cannot use --broker '${values.broker}': not a URL`);
+  }
   let seed: Uint8Array;
   if (values.key !== undefined) {
     seed = await readKey(values.key);
@@ -115,20 +130,21 @@ export async function publish(args: string[]): Promise<number> {
     );
   }
   const pod = await signFile(input, seed, values);
-  let endpoint: URL;
+  let response: Response;
   try {
-    endpoint = new URL(
-      "pods",
-      values.broker.endsWith("/") ? values.broker : `${values.broker}/`,
+    response = await fetch(endpoint, {
+      method: "POST",
+      headers: { "Content-Type": "text/html; charset=utf-8" },
+      body: pod as Uint8Array<ArrayBuffer>,
+    });
+  } catch (error) {
+    throw new UsageError(
+      `cannot reach ${endpoint.origin}: is the broker running? (${
+        networkCode(error)
+      })`,
+      false,
     );
-  } catch {
-    throw new UsageError(`Cannot use --broker '${values.broker}': not a URL`);
   }
-  const response = await fetch(endpoint, {
-    method: "POST",
-    headers: { "Content-Type": "text/html; charset=utf-8" },
-    body: pod as Uint8Array<ArrayBuffer>,
-  });
   const body = await response.json().catch(() => null) as
     | { url?: string; code?: string; detail?: string }
     | null;
@@ -136,20 +152,44 @@ export async function publish(args: string[]): Promise<number> {
     const reason = body?.code
       ? `${body.code}: ${body.detail}`
       : `HTTP ${response.status}`;
-    stderr(`pod-broker: upload refused: ${reason}\n`);
+    stderr(`pod-broker: ${oneLine(`upload refused: ${reason}`)}\n`);
     return 1;
   }
   return print(`${body.url}\n`);
 }
 
-/** Signs the file at `input`; a file that cannot be a pod is a usage error. */
+/** The system's code for a failed fetch (`ECONNREFUSED`), or its reason. */
+function networkCode(error: unknown): string {
+  // Node puts the socket's error (with its code) in `cause`; Deno's cause
+  // says it in words.
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } })
+    .cause;
+  if (typeof cause?.code === "string") return cause.code;
+  const text = String(cause?.message ?? (error as Error).message ?? error);
+  if (/Connection refused/i.test(text)) return "ECONNREFUSED";
+  if (/dns error|Name or service not known/i.test(text)) return "ENOTFOUND";
+  return text.split("\n")[0]!.slice(0, 200);
+}
+
+/**
+ * Signs the file at `input`, after warning about what will break it on a
+ * broker; a file that cannot be a pod is a usage error. A page signed
+ * before keeps its name unless `--name` is given, and a time it had
+ * becomes the time of this signing.
+ */
 async function signFile(
   input: string,
   seed: Uint8Array,
-  values: { name?: string; "created-at"?: boolean },
+  values: { name?: string | undefined; "created-at"?: boolean | undefined },
 ): Promise<Uint8Array> {
+  const bytes = await readBytes(input);
+  // Loaded here: the page checks use the HTML parser of `build`.
+  const { pageWarnings } = await import("../build/check.ts");
+  for (const warning of pageWarnings(input, bytes)) {
+    stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
+  }
   try {
-    return await signPod(await readBytes(input), seed, signOptions(values));
+    return await signPod(bytes, seed, signOptions(bytes, values));
   } catch (error) {
     if (!(error instanceof PodError)) throw error;
     throw new UsageError(
@@ -158,9 +198,33 @@ async function signFile(
   }
 }
 
-function signOptions(values: { name?: string; "created-at"?: boolean }) {
-  const options: { name?: string; createdAt?: true } = {};
-  if (values.name !== undefined) options.name = values.name;
-  if (values["created-at"]) options.createdAt = true;
+/** The manifest members to sign: the flags', else the old manifest's. */
+function signOptions(
+  bytes: Uint8Array,
+  values: { name?: string | undefined; "created-at"?: boolean | undefined },
+): SignPodOptions {
+  const before = previousManifest(bytes);
+  const options: SignPodOptions = {};
+  const name = values.name ?? before.name;
+  if (name !== undefined) options.name = name;
+  if (values["created-at"] || before.createdAt) options.createdAt = true;
   return options;
+}
+
+/** The name and time of the manifest a page was signed with before, if any. */
+function previousManifest(
+  bytes: Uint8Array,
+): { name?: string; createdAt?: boolean } {
+  let json: unknown;
+  try {
+    json = parsePod(bytes).json;
+  } catch {
+    return {}; // never signed, or a slot signing will report
+  }
+  if (typeof json !== "object" || json === null) return {};
+  const { name, createdAt } = json as { name?: unknown; createdAt?: unknown };
+  return {
+    ...(typeof name === "string" ? { name } : {}),
+    ...(createdAt === undefined ? {} : { createdAt: true }),
+  };
 }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { MemoryRegistry } from "../registries/memory.ts";
@@ -55,6 +55,12 @@ export async function openRegistry(
     throw new UsageError("--registry sqlite needs --data-dir PATH");
   }
   // Fail early and plainly if the directory cannot be written.
+  if (isNonDirectory(dataDir)) {
+    throw new UsageError(
+      `Cannot use --data-dir '${dataDir}': not a directory: pass a directory (it is made if missing)`,
+      false,
+    );
+  }
   const probe = join(dataDir, `.write-probe-${process.pid}`);
   try {
     mkdirSync(dataDir, { recursive: true });
@@ -101,5 +107,14 @@ async function openPostgres(
       "",
     );
     throw new UsageError(`Cannot use ${source}: ${message}`);
+  }
+}
+
+/** Whether `path` exists and is not a directory. */
+function isNonDirectory(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
+  } catch {
+    return false; // a file above it, say: the write probe says so
   }
 }

@@ -24,6 +24,7 @@ import { Buffer } from "node:buffer";
 import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
+import { scrubSecrets, urlSecrets } from "../_util/secrets.ts";
 
 /** Options of {@linkcode PostgresRegistry}. */
 export interface PostgresRegistryOptions {
@@ -185,7 +186,7 @@ export class PostgresRegistry implements Registry {
       );
     }
     this.#target = describeTarget(parsed);
-    this.#secrets = secretsOf(parsed);
+    this.#secrets = urlSecrets(parsed);
     this.#sql = postgres(url, {
       max,
       connect_timeout: options.connectTimeoutSeconds ?? 10,
@@ -505,9 +506,7 @@ export class PostgresRegistry implements Registry {
   }
 
   #scrub(text: string): string {
-    let clean = text;
-    for (const secret of this.#secrets) clean = clean.replaceAll(secret, "***");
-    return clean;
+    return scrubSecrets(text, this.#secrets);
   }
 }
 
@@ -526,22 +525,6 @@ function describeTarget(url: URL): string {
   const database = decodeURIComponent(url.pathname.slice(1)) ||
     decodeURIComponent(url.username) || "postgres";
   return `${host}:${port}/${database}`;
-}
-
-/** The password as written in the URL and decoded (both are scrubbed). */
-function secretsOf(url: URL): string[] {
-  const secrets = new Set<string>();
-  for (const raw of [url.password, url.searchParams.get("password") ?? ""]) {
-    if (raw === "") continue;
-    secrets.add(raw);
-    try {
-      secrets.add(decodeURIComponent(raw));
-    } catch {
-      // not %-encoded
-    }
-  }
-  return [...secrets].filter((secret) => secret.length > 0)
-    .sort((a, b) => b.length - a.length);
 }
 
 /**

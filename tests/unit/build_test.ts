@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { type DefaultTreeAdapterMap, parse } from "parse5";
 import { encodeBase64 } from "../../src/_util/encoding.ts";
 import { BuildError, buildPod } from "../../src/build/mod.ts";
+import { REMOTE_HINT } from "../../src/build/check.ts";
 import { escapeInlineScript, parseSrcset } from "../../src/build/inline.ts";
 import { publicKeyFromSeed } from "../../src/pod/ed25519.ts";
 import { encodePrivateKeyPem } from "../../src/pod/keys.ts";
@@ -244,7 +245,7 @@ Deno.test("buildPod() refuses every remote reference, with its file and line", a
   assert.ok(error instanceof BuildError);
   assert.equal(
     error.message,
-    `Cannot build '${entry}': ${REMOTE_PROBLEMS.join("; ")}`,
+    `Cannot build '${entry}': ${REMOTE_PROBLEMS.join("; ")} (${REMOTE_HINT})`,
   );
   assert.equal(error.problems.length, REMOTE_PROBLEMS.length);
   assert.deepEqual(error.problems[4], {
@@ -398,24 +399,26 @@ Deno.test("runBuild() (the CLI) writes a signed pod, or exits 2 with one line", 
     stdout: "",
     stderr: `pod-broker: Cannot build '${entry}': ${
       REMOTE_PROBLEMS.join("; ")
-    }\n`,
+    } (a pod loads nothing remote: download it into the folder, or npm install it)\n`,
   });
   assert.ok(!existsSync(join(dir, "remote.html")));
 
   for (
     const [args, message] of [
-      [[], "build takes exactly one ENTRY.html"],
+      [[], "build takes exactly one ENTRY.html (see --help)"],
       [
         [APP, "--name", "X"],
-        "Cannot set the manifest's name or time: build signs only with --key FILE",
+        "Cannot set the manifest's name or time: build signs only with --key FILE (see --help)",
       ],
       [
         [APP, "--key", join(dir, "nope.pem")],
-        `Cannot read key '${join(dir, "nope.pem")}': ENOENT`,
+        `Cannot read key '${
+          join(dir, "nope.pem")
+        }': no such file: create one with pod-broker keygen --out FILE`,
       ],
       [
         [APP, "--key", key, "--name", ""],
-        "Cannot use --name: it must have 1 to 200 characters",
+        "Cannot use --name: it must have 1 to 200 characters (see --help)",
       ],
     ] as const
   ) {
@@ -464,6 +467,14 @@ Deno.test("serving never loads the bundler: build/ and esbuild are dynamic impor
     // ... and the build command is there, one dynamic import away.
     assert.ok(
       info.modules.some((m) => m.specifier.endsWith("/src/build/mod.ts")),
+    );
+    // ... and so are the other commands' tools.
+    const tools = [...loaded].filter((s) =>
+      /\/src\/cli\/(pod_tools|operator|build)\.ts$/.test(s)
+    );
+    assert.deepEqual(tools, [], `${entry} loads the CLI's tools statically`);
+    assert.ok(
+      info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
     );
   }
   // No module outside src/build/ names esbuild.

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import process from "node:process";
 import {
   cli,
+  type CliRun,
   MOD,
   signedPod,
   spawnSqliteBroker,
@@ -201,6 +202,259 @@ Deno.test("runCli() treats an unexpected TypeError as a bug: exit 1, not usage",
   }
   assert.match(written[0]!, /unexpected error \(a bug, please report it\)/);
   assert.ok(!written.join("").includes("see --help"));
+});
+
+/** A message for the user: one line, no stack, never called a bug. */
+function assertOneLine(run: CliRun, code: number, reason: RegExp): void {
+  assert.equal(run.code, code, run.stderr);
+  assert.match(run.stderr, reason);
+  assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
+  assert.doesNotMatch(run.stderr, /a bug|\n\s+at /);
+}
+
+/** A port nothing listens on (bound once, then closed). */
+function closedPort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug", async () => {
+  const dir = await Deno.makeTempDir();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const taken = (listener.addr as Deno.NetAddr).port;
+  try {
+    assertOneLine(
+      await cli(["--port", String(taken), "--hostname", "127.0.0.1"]),
+      2,
+      new RegExp(
+        `^pod-broker: Cannot use --port '${taken}': is in use by another program: choose another`,
+      ),
+    );
+  } finally {
+    listener.close();
+  }
+  const page = join(dir, "page.html");
+  await Deno.writeTextFile(page, "<!doctype html><head></head><p>hi</p>");
+  const key = join(dir, "k.pem");
+  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  const port = closedPort();
+  assertOneLine(
+    await cli([
+      "publish",
+      "--broker",
+      `http://127.0.0.1:${port}`,
+      "--key",
+      key,
+      page,
+    ]),
+    2,
+    new RegExp(
+      `^pod-broker: cannot reach http://127\\.0\\.0\\.1:${port}: is the broker running\\? \\(ECONNREFUSED\\)\\n$`,
+    ),
+  );
+  assertOneLine(
+    await cli(["sign", "--key", join(dir, "none.pem"), page]),
+    2,
+    /Cannot read key '.*none\.pem': no such file: create one with pod-broker keygen --out FILE\n$/,
+  );
+  assertOneLine(
+    await cli(["build", page, "--key", join(dir, "none.pem")]),
+    2,
+    /create one with pod-broker keygen --out FILE\n$/,
+  );
+  assertOneLine(
+    await cli(["--registry", "sqlite", "--data-dir", page]),
+    2,
+    /Cannot use --data-dir '.*page\.html': not a directory/,
+  );
+  assertOneLine(
+    await cli(["list"]),
+    2,
+    /list needs the broker's registry: --data-dir DIR \(SQLite\) or --registry postgres --database-url URL/,
+  );
+  assertOneLine(
+    await cli(["delete", "AAAAAAAAAAAA"]),
+    2,
+    /delete needs the broker's registry: --data-dir DIR/,
+  );
+  // verify answers 1 for "not a valid pod", and says how to sign it.
+  assertOneLine(
+    await cli(["verify", page]),
+    1,
+    /manifest_missing: .*: sign it with pod-broker sign or build --key\n$/,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("cli: every sub-command answers --help with its own usage, exit 0", async () => {
+  const { COMMANDS } = await import("../../src/cli/usage.ts");
+  const names = Object.keys(COMMANDS);
+  assert.deepEqual(names.sort(), [
+    "build",
+    "delete",
+    "keygen",
+    "list",
+    "publish",
+    "sign",
+    "verify",
+  ]);
+  for (const name of names) {
+    // --help wins over other (even bad) arguments.
+    const run = await cli([name, "--bogus", "--help"]);
+    assert.equal(run.code, 0, `${name}: ${run.stderr}`);
+    assert.equal(run.stderr, "");
+    assert.match(run.stdout, new RegExp(`^Usage: pod-broker ${name} `));
+  }
+  const serve = await cli(["serve", "--help"]);
+  assert.equal(serve.code, 0);
+  assert.match(serve.stdout, /Serve options:/);
+  // The summary names every command once.
+  const summary = await cli(["--help"]);
+  for (const name of names) {
+    assert.equal(
+      summary.stdout.split(`pod-broker ${name} `).length,
+      2,
+      `${name} in --help`,
+    );
+  }
+});
+
+Deno.test("cli delete twice says the pod is already deleted", async () => {
+  const dataDir = await Deno.makeTempDir();
+  {
+    await using broker = await spawnSqliteBroker(dataDir);
+    const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html" },
+      body: await signedPod(),
+    });
+    const { id } = await response.json();
+    assert.equal((await cli(["delete", id, "--data-dir", dataDir])).code, 0);
+    assertOneLine(
+      await cli(["delete", id, "--data-dir", dataDir]),
+      1,
+      new RegExp(`Cannot delete '${id}': already deleted`),
+    );
+    assertOneLine(
+      await cli(["delete", "BBBBBBBBBBBB", "--data-dir", dataDir]),
+      1,
+      /no such pod/,
+    );
+  }
+  await Deno.remove(dataDir, { recursive: true });
+});
+
+Deno.test("cli publish --key keeps the signed pod's name; createdAt is the time of signing", async () => {
+  await using t = await startServer();
+  const dir = await Deno.makeTempDir();
+  const key = join(dir, "author.pem");
+  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  const signed = join(dir, "hello.pod.html");
+  const page = join(dir, "hello.html");
+  await Deno.writeTextFile(page, "<!doctype html><head></head><p>hi</p>");
+  const made = await cli([
+    "sign",
+    "--key",
+    key,
+    "--name",
+    "Hello room",
+    "--created-at",
+    "--out",
+    signed,
+    page,
+  ]);
+  assert.equal(made.code, 0, made.stderr);
+  const before = JSON.parse((await cli(["verify", signed])).stdout);
+  assert.equal(before.name, "Hello room");
+  const started = new Date();
+  const published = await cli([
+    "publish",
+    "--broker",
+    t.url,
+    "--key",
+    key,
+    signed,
+  ]);
+  assert.equal(published.code, 0, published.stderr);
+  const meta = await (await fetch(`${published.stdout.trim()}/meta`)).json();
+  assert.equal(meta.name, "Hello room");
+  assert.ok(
+    Date.parse(meta.createdAt) >= Math.floor(started.getTime() / 1000) * 1000,
+    `${meta.createdAt} is the time of signing`,
+  );
+  // --name still wins.
+  const renamed = await cli([
+    "publish",
+    "--broker",
+    t.url,
+    "--key",
+    key,
+    "--name",
+    "Other",
+    signed,
+  ]);
+  const renamedMeta = await (await fetch(`${renamed.stdout.trim()}/meta`))
+    .json();
+  assert.equal(renamedMeta.name, "Other");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("cli sign warns about remote references and a page past the default limit", async () => {
+  const dir = await Deno.makeTempDir();
+  const key = join(dir, "k.pem");
+  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  const page = join(dir, "page.html");
+  await Deno.writeTextFile(
+    page,
+    '<!doctype html><head>\n<script src="https://cdn.example/x.js"></script></head><img src="logo.png">',
+  );
+  const remote = await cli([
+    "sign",
+    "--key",
+    key,
+    "--out",
+    join(dir, "o.html"),
+    page,
+  ]);
+  assert.equal(remote.code, 0, remote.stderr);
+  assert.match(
+    remote.stderr,
+    /^pod-broker: warning: .*page\.html: remote references the pod's policy blocks, line 2: 'https:\/\/cdn\.example\/x\.js' \(a pod loads nothing remote: download it into the folder, or npm install it\)\n$/,
+  );
+  const { DEFAULT_MAX_BLOB_BYTES } = await import("../../src/core.ts");
+  const big = join(dir, "big.html");
+  await Deno.writeTextFile(
+    big,
+    `<!doctype html><head></head><p>${"x".repeat(DEFAULT_MAX_BLOB_BYTES)}</p>`,
+  );
+  const large = await cli([
+    "sign",
+    "--key",
+    key,
+    "--out",
+    join(dir, "b.html"),
+    big,
+  ]);
+  assert.equal(large.code, 0, large.stderr);
+  assert.match(
+    large.stderr,
+    /big\.html: 52,428,[0-9]{3} bytes is more than a broker accepts by default \(52,428,800, --max-blob-bytes\)/,
+  );
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("runtimeProblem() refuses Node before 22.13 on one line, and never Deno", async () => {
+  const { runtimeProblem } = await import("../../src/cli/runtime_check.ts");
+  assert.equal(
+    runtimeProblem({ node: "20.19.1" }),
+    "pod-broker needs Node 22.13 or later (this is 20.19.1)",
+  );
+  assert.match(runtimeProblem({ node: "22.12.0" })!, /22\.13/);
+  assert.equal(runtimeProblem({ node: "22.13.0" }), undefined);
+  assert.equal(runtimeProblem({ node: "24.1.0" }), undefined);
+  assert.equal(runtimeProblem({ node: "20.11.1", deno: "2.9.6" }), undefined);
 });
 
 Deno.test("cli suggests the nearest flag for a typo and refuses -port, on one line with exit 2", async () => {

@@ -32,6 +32,7 @@
 import { Redis } from "ioredis";
 import { randomAlphanumeric } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
+import { scrubSecrets, urlSecrets } from "../../_util/secrets.ts";
 import type {
   Bus,
   BusDelivery,
@@ -176,7 +177,7 @@ export class RedisBus implements Bus {
   #sub: Redis;
   #prefix: string;
   #heartbeatMs: number;
-  #password: string;
+  #secrets: string[];
   #logger: Logger | undefined;
   #listener: BusListener | undefined;
   #state: BusState = "down";
@@ -215,7 +216,7 @@ export class RedisBus implements Bus {
     this.node = randomAlphanumeric(16);
     this.#prefix = options.prefix ?? "pod-broker:";
     this.#heartbeatMs = heartbeatMs;
-    this.#password = decodeURIComponent(url.password);
+    this.#secrets = urlSecrets(url);
     this.#logger = options.logger;
     const common = {
       lazyConnect: true,
@@ -455,9 +456,7 @@ export class RedisBus implements Bus {
     this.#loggedDown = true;
     // ioredis messages name the host and port at most; the password is
     // cut out all the same, should a server echo it.
-    const message = this.#password === ""
-      ? error.message
-      : error.message.split(this.#password).join("***");
+    const message = scrubSecrets(error.message, this.#secrets);
     this.#logger?.("warn", "Signaling bus connection failed", {
       error: message,
     });

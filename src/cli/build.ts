@@ -1,0 +1,103 @@
+/**
+ * The `build` command: parses its arguments, runs `buildPod` (loaded with
+ * this module, only for `build`), writes the file and prints warnings.
+ *
+ * @module
+ */
+
+import { writeFile } from "node:fs/promises";
+import process from "node:process";
+import { onePositional, parse, readKey, stderr } from "./io.ts";
+import { UsageError } from "./usage_error.ts";
+import {
+  BuildError,
+  buildPod,
+  type BuildPodOptions,
+  BundlerError,
+} from "../build/mod.ts";
+import { PodError } from "../pod/errors.ts";
+import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
+import { oneLine } from "../_util/text.ts";
+
+/**
+ * The `build` command: builds, writes the file (to standard output without
+ * `--out`) and prints warnings to standard error (`--help` is answered by
+ * `runCli`).
+ *
+ * @param args The arguments after `build`.
+ * @returns The exit code: 0 built, 2 bad usage or a page that cannot be
+ * built, 1 when esbuild cannot run here (each with one line on standard
+ * error, starting `pod-broker: `).
+ *
+ * @example Build a page into a file
+ * ```ts ignore
+ * import { runBuild } from "./build.ts";
+ *
+ * const code = await runBuild(["app/index.html", "--out", "app.pod.html"]);
+ * ```
+ */
+export async function runBuild(args: string[]): Promise<number> {
+  try {
+    const { values, positionals } = parse(args, {
+      out: { type: "string" },
+      key: { type: "string" },
+      name: { type: "string" },
+      "created-at": { type: "boolean" },
+    }, true);
+    const entry = onePositional(positionals, "build", "ENTRY.html");
+    if (values.key === undefined) {
+      if (values.name !== undefined || values["created-at"]) {
+        throw new UsageError(
+          "Cannot set the manifest's name or time: build signs only with --key FILE",
+        );
+      }
+    }
+    const nameLength = [...values.name ?? "x"].length;
+    if (nameLength < 1 || nameLength > MAX_NAME_CHARACTERS) {
+      throw new UsageError(
+        `Cannot use --name: it must have 1 to ${MAX_NAME_CHARACTERS} characters`,
+      );
+    }
+    const options: BuildPodOptions = {};
+    if (values.key !== undefined) options.seed = await readKey(values.key);
+    if (values.name !== undefined) options.name = values.name;
+    if (values["created-at"]) options.createdAt = true;
+    const { html, warnings } = await buildPod(entry, options);
+    for (const warning of warnings) {
+      stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
+    }
+    if (values.out === undefined) {
+      await writeStdout(html);
+    } else {
+      await writeFile(values.out, html).catch((error) => {
+        throw new UsageError(
+          `Cannot write the pod to '${values.out}': ${error.code ?? error}`,
+        );
+      });
+      stderr(
+        `pod-broker: built ${values.out} (${
+          html.length.toLocaleString("en")
+        } bytes)${options.seed ? ", signed" : ""}\n`,
+      );
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof BuildError || error instanceof PodError) {
+      stderr(`pod-broker: ${oneLine(error.message)}\n`);
+      return 2;
+    }
+    if (error instanceof BundlerError) {
+      // The machine, not the input: exit 1, still on one line.
+      stderr(`pod-broker: ${oneLine(error.message)}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+/** Writes bytes to standard output and waits until they are flushed. */
+async function writeStdout(bytes: Uint8Array): Promise<void> {
+  await new Promise<void>((done, fail) =>
+    process.stdout.write(bytes, (error) => error ? fail(error) : done())
+  );
+}
