@@ -24,6 +24,7 @@ import { Buffer } from "node:buffer";
 import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
+import { HitBatcher } from "./hit_batcher.ts";
 
 /** Options of {@linkcode PostgresRegistry}. */
 export interface PostgresRegistryOptions {
@@ -129,6 +130,8 @@ export class PostgresRegistry implements Registry {
   #secrets: string[];
   #ready: Promise<void> | null = null;
   #closed = false;
+  /** Hits counted and not yet written (one UPDATE a second, not one a GET). */
+  #hits = new HitBatcher((hits) => this.#writeHits(hits));
 
   /**
    * Opens a registry and runs the missing migrations.
@@ -193,11 +196,6 @@ export class PostgresRegistry implements Registry {
       // Never let the client print anything (it has the URL).
       debug: false,
     });
-  }
-
-  /** `host:port/database`: where the registry lives, without credentials. */
-  get target(): string {
-    return this.#target;
   }
 
   /**
@@ -267,7 +265,10 @@ export class PostgresRegistry implements Registry {
       const [row] = await this.#sql<PodRow[]>`
         SELECT ${this.#sql.unsafe(COLUMNS)} FROM pod_broker_pods
         WHERE id = ${id}`;
-      return row ? toRecord(row) : null;
+      if (!row) return null;
+      const record = toRecord(row);
+      record.hits += this.#hits.pending(id);
+      return record;
     } catch (error) {
       throw this.#wrap(action, error);
     }
@@ -337,13 +338,27 @@ export class PostgresRegistry implements Registry {
     });
   }
 
-  /** Counts one more hit for `id`. */
-  async bumpHits(id: string): Promise<void> {
-    const action = `count a hit of pod '${id}'`;
+  /**
+   * Counts one more hit for `id`. Hits are written together, at most a
+   * second after the first one, in one statement (see `HitBatcher`); reads
+   * include those not yet written.
+   */
+  bumpHits(id: string): Promise<void> {
+    this.#hits.count(id);
+    return Promise.resolve();
+  }
+
+  async #writeHits(hits: ReadonlyMap<string, number>): Promise<void> {
+    const action = "count hits";
     await this.#ready_(action);
     try {
       await this.#sql`
-        UPDATE pod_broker_pods SET hits = hits + 1 WHERE id = ${id}`;
+        UPDATE pod_broker_pods AS p SET hits = p.hits + v.n
+        FROM unnest(${[...hits.keys()]}::text[], ${[
+        ...hits.values(),
+      ]}::bigint[])
+          AS v (id, n)
+        WHERE p.id = v.id`;
     } catch (error) {
       throw this.#wrap(action, error);
     }
@@ -413,9 +428,10 @@ export class PostgresRegistry implements Registry {
     }
   }
 
-  /** Closes the pool (waiting up to 5 s for running queries). */
+  /** Writes the counted hits, then closes the pool (waiting up to 5 s for running queries). */
   async close(): Promise<void> {
     if (this.#closed) return;
+    await this.#hits.close();
     this.#closed = true;
     await this.#sql.end({ timeout: 5 });
   }

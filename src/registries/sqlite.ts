@@ -13,15 +13,12 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { clearTimeout, setTimeout } from "node:timers";
 import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
-
-/** How long counted hits wait before they are written together. */
-const HITS_WRITE_MS = 1_000;
+import { HitBatcher } from "./hit_batcher.ts";
 /**
  * How long a record read is reused. A pod deleted by this registry is
  * forgotten at once; one deleted by another process (`pod-broker delete`)
@@ -81,9 +78,8 @@ export class SqliteRegistry implements Registry {
   #isDeleted: StatementSync;
   #listAll: StatementSync;
   #listOwner: StatementSync;
-  /** Hits counted since the last write, by pod id. */
-  #hits = new Map<string, number>();
-  #hitsTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Hits counted and not yet written. */
+  #hits = new HitBatcher((hits) => this.#writeHits(hits));
   /** Records read lately, with when: serving a hot pod reads no row. */
   #recent = new Map<string, { record: PodRecord; at: number }>();
 
@@ -198,7 +194,7 @@ export class SqliteRegistry implements Registry {
     }
     return {
       ...recent.record,
-      hits: recent.record.hits + (this.#hits.get(id) ?? 0),
+      hits: recent.record.hits + this.#hits.pending(id),
     };
   }
 
@@ -243,46 +239,30 @@ export class SqliteRegistry implements Registry {
 
   /**
    * Counts one more hit for `id`. Hits are written together, at most a
-   * second after the first one, in one transaction: a
-   * durable write per `GET` would cost more than serving the pod. Reads
-   * include the hits not yet written; a crash loses at most that long of
-   * them.
+   * second after the first one, in one transaction (see `HitBatcher`).
+   * Reads include the hits not yet written; a crash loses at most that
+   * long of them.
    */
   bumpHits(id: string): Promise<void> {
-    this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
-    if (this.#hitsTimer === undefined) {
-      this.#hitsTimer = setTimeout(() => this.#writeHits(), HITS_WRITE_MS);
-      // Counting hits never keeps a process alive.
-      this.#hitsTimer.unref();
-    }
+    this.#hits.count(id);
     return Promise.resolve();
   }
 
-  /** Writes the hits counted so far; those that fail wait for the next try. */
-  #writeHits(): void {
-    clearTimeout(this.#hitsTimer);
-    this.#hitsTimer = undefined;
-    if (this.#hits.size === 0 || !this.#db.isOpen) return;
-    const hits = this.#hits;
-    this.#hits = new Map();
+  /** Writes counted hits in one transaction; throws when it failed. */
+  #writeHits(hits: ReadonlyMap<string, number>): void {
+    if (!this.#db.isOpen) throw new Error("Cannot count hits: closed");
+    this.#db.exec("BEGIN IMMEDIATE");
     try {
-      this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        for (const [id, count] of hits) this.#bump.run(count, id);
-        this.#db.exec("COMMIT");
-        // What is kept for reuse now has them written.
-        for (const [id, count] of hits) {
-          const recent = this.#recent.get(id);
-          if (recent !== undefined) recent.record.hits += count;
-        }
-      } catch (error) {
-        this.#db.exec("ROLLBACK");
-        throw error;
-      }
-    } catch {
-      for (const [id, count] of hits) {
-        this.#hits.set(id, (this.#hits.get(id) ?? 0) + count);
-      }
+      for (const [id, count] of hits) this.#bump.run(count, id);
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+    // What is kept for reuse now has them written.
+    for (const [id, count] of hits) {
+      const recent = this.#recent.get(id);
+      if (recent !== undefined) recent.record.hits += count;
     }
   }
 
@@ -322,9 +302,7 @@ export class SqliteRegistry implements Registry {
 
   /** Closes the database. */
   close(): void {
-    this.#writeHits();
-    clearTimeout(this.#hitsTimer);
-    this.#hitsTimer = undefined;
+    void this.#hits.close();
     if (this.#db.isOpen) this.#db.close();
   }
 

@@ -28,8 +28,45 @@ export interface PodRecord {
 }
 
 /**
+ * What a registry's error carries when its store is unreachable for now (a
+ * database down or restarting), as opposed to broken: the broker then
+ * answers 503 `storage_failed` with `Retry-After` instead of 500.
+ */
+export interface RegistryUnavailable {
+  /** Set on errors that say "try again shortly". */
+  readonly unavailable: true;
+}
+
+/**
+ * Whether `error`, or an error it was caused by, is
+ * {@linkcode RegistryUnavailable}. The broker's one reader of the flag.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isUnavailable } from "./types.ts";
+ *
+ * const down = Object.assign(new Error("down"), { unavailable: true });
+ * assert.equal(isUnavailable(new Error("wrapped", { cause: down })), true);
+ * assert.equal(isUnavailable(new Error("broken")), false);
+ * ```
+ */
+export function isUnavailable(error: unknown): boolean {
+  // Bounded: a cause chain may be long, or a cycle.
+  for (let depth = 0; depth < 4 && error != null; depth++) {
+    if ((error as Partial<RegistryUnavailable>).unavailable === true) {
+      return true;
+    }
+    error = (error as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
  * Storage for pods. Any object with these four methods is a valid registry.
- * `putPod` is only ever called for a verified pod.
+ * `putPod` is only ever called for a verified pod. A method whose store is
+ * unreachable for now rejects with an error that is
+ * {@linkcode RegistryUnavailable} (`unavailable: true`).
  */
 export interface Registry {
   /** Stores a record and its blob, all or nothing. */

@@ -20,6 +20,7 @@ import {
 import { MOD, signedPod, startServer, upload } from "../support/helpers.ts";
 import {
   assertSameBytes,
+  checkHitBatching,
   pseudoRandomBytes,
   registryContract,
   sampleRecord,
@@ -592,6 +593,21 @@ pgTest(
       assert.match(run.stderr, reason);
       assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
       assertNoPassword(run, password);
+    }
+  },
+);
+
+pgTest(
+  "PostgresRegistry counts hits at once, writes them together within a second, and close() writes the rest",
+  async () => {
+    const { registry, url } = await freshRegistry();
+    // Another registry on the database, as another broker is.
+    const other = await PostgresRegistry.open({ url });
+    try {
+      await checkHitBatching(registry, other);
+    } finally {
+      await registry.close();
+      await other.close();
     }
   },
 );

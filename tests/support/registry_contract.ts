@@ -53,6 +53,42 @@ export function assertSameBytes(
   }
 }
 
+/**
+ * Hit batching (`HitBatcher`): `registry` counts 50 hits at once, `other`
+ * (another connection to the same store) sees them within 3 s, and
+ * `registry.close()` writes the ones counted since. Closes `registry`.
+ */
+export async function checkHitBatching(
+  registry: Registry,
+  other: Registry,
+): Promise<void> {
+  const id = "hotpod000001";
+  const blob = new TextEncoder().encode("<p>hot</p>");
+  await registry.putPod(sampleRecord(id, blob), blob);
+  for (let i = 0; i < 50; i++) await registry.bumpHits(id);
+  assert.equal((await registry.getRecord(id))?.hits, 50);
+  if (registry.getRecordNow) assert.equal(registry.getRecordNow(id)?.hits, 50);
+  assert.equal((await other.getRecord(id))?.hits, 0, "written at once");
+  const seen = async (hits: number, ms: number) => {
+    let written = 0;
+    for (let waited = 0; waited < ms && written !== hits; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      written = (await other.getRecord(id))?.hits ?? 0;
+    }
+    return written;
+  };
+  assert.equal(
+    await seen(50, 3_000),
+    50,
+    "the 50 hits were written within 3 s",
+  );
+  assert.equal((await registry.getRecord(id))?.hits, 50);
+  await registry.bumpHits(id);
+  await registry.close?.();
+  // Before the timer's second is up (a record read is reused for 250 ms).
+  assert.equal(await seen(51, 500), 51, "close() wrote them");
+}
+
 /** Reads a stream into one array, counting its chunks and the largest. */
 async function readChunks(
   stream: ReadableStream<Uint8Array>,
