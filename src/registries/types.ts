@@ -23,8 +23,12 @@ export interface PodRecord {
   createdAt: string | null;
   /** When the broker stored the pod (the broker's clock). */
   uploadedAt: string;
-  /** How many times the pod was served with 200. */
+  /** How many times the pod was served with 200 (all versions together). */
   hits: number;
+  /** 1 for the first upload, +1 for each update; absent means 1. */
+  version?: number;
+  /** When the current version was stored (the broker's clock); absent means `uploadedAt`. */
+  updatedAt?: string;
 }
 
 /**
@@ -96,6 +100,20 @@ export interface Registry {
    * broker never modifies what it returns.
    */
   getRecordNow?(id: string): Readonly<PodRecord> | null;
+  /**
+   * Optional compare and swap: replaces the pod stored at `record.id` with
+   * `record` and `blob`, all or nothing, if its `sha256` is still
+   * `expectedSha256`; resolves false (and changes nothing) when it is not,
+   * or when there is no such pod. The stored `version` becomes the old one
+   * plus 1; `hits` and `uploadedAt` carry over. A reader sees the whole old
+   * pod or the whole new one, and the old blob goes once nothing serves
+   * it. Without it, `PUT /:id` answers 405.
+   */
+  updatePod?(
+    record: PodRecord,
+    blob: Uint8Array,
+    expectedSha256: string,
+  ): Promise<boolean>;
   /** Optional: the live records, oldest first, of one owner key or all. */
   listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
   /** Optional: releases connections and handles. */
