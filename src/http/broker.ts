@@ -10,7 +10,8 @@
 import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import { PodError } from "../pod/errors.ts";
-import { BrokerError, isUnavailable, problem } from "./problem.ts";
+import { BrokerError, problem } from "./problem.ts";
+import { isUnavailable } from "../registries/types.ts";
 import { handleHealth } from "./routes/health.ts";
 import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
 import { handleUpload } from "./routes/upload.ts";
@@ -410,12 +411,8 @@ function notAllowed(route: Route): Response {
 
 function toProblem(error: unknown, logger: Logger): Response {
   if (error instanceof PodError) return problem(error.code, error.message);
-  if (error instanceof BrokerError) {
-    if (error.status >= 500 && error.code !== "busy") {
-      logger("error", error.message, { code: error.code, error: error.cause });
-    }
-    return problem(error.code, error.message, undefined, error.status);
-  }
+  // The one place that reads a registry's `unavailable` (on the error or
+  // its cause): 503 and Retry-After, not 500.
   if (isUnavailable(error)) {
     logger("warn", "The registry is unreachable", { error });
     return problem(
@@ -424,6 +421,12 @@ function toProblem(error: unknown, logger: Logger): Response {
       undefined,
       503,
     );
+  }
+  if (error instanceof BrokerError) {
+    if (error.status >= 500 && error.code !== "busy") {
+      logger("error", error.message, { code: error.code, error: error.cause });
+    }
+    return problem(error.code, error.message, undefined, error.status);
   }
   logger("error", "Unexpected error", { error });
   return problem(

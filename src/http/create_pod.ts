@@ -13,7 +13,7 @@ import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";
 import { type VerifiedPod, verifyPod } from "../pod/verify.ts";
-import { BrokerError, isUnavailable } from "./problem.ts";
+import { BrokerError } from "./problem.ts";
 import type { PodRecord, Registry } from "../registries/types.ts";
 
 /** Options of {@linkcode createPod}. */
@@ -105,13 +105,7 @@ export async function storePod(
     await registry.putPod(record, blob);
     return record;
   } catch (cause) {
-    if (isUnavailable(cause)) {
-      throw new BrokerError(
-        "storage_failed",
-        "Cannot store the pod: the registry is unreachable, try again shortly",
-        { cause, status: 503 },
-      );
-    }
+    // 500, or 503 when the cause says so (decided where problems are made).
     throw new BrokerError(
       "storage_failed",
       "Cannot store the pod in the registry",

@@ -79,14 +79,6 @@ export class BrokerError extends Error {
 const STATUS_TITLES: Record<number, string> = { 503: "Service Unavailable" };
 
 /**
- * Whether `error` says its store is unreachable for now (a registry sets
- * `unavailable: true` on such errors): the broker answers 503.
- */
-export function isUnavailable(error: unknown): boolean {
-  return (error as { unavailable?: unknown })?.unavailable === true;
-}
-
-/**
  * Builds an RFC 9457 `application/problem+json` response.
  *
  * @param code The stable error code; it fixes the status and title.

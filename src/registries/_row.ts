@@ -18,6 +18,9 @@ export interface PodRow {
   created_at: string | null;
   uploaded_at: string;
   hits: number | bigint | string;
+  /** Absent in rows written before updates existed. */
+  version?: number | bigint | string | null;
+  updated_at?: string | null;
 }
 
 /** The record of a row. */
@@ -32,5 +35,7 @@ export function toRecord(row: PodRow): PodRecord {
     createdAt: row.created_at,
     uploadedAt: row.uploaded_at,
     hits: Number(row.hits),
+    version: Number(row.version ?? 1),
+    updatedAt: row.updated_at ?? row.uploaded_at,
   };
 }

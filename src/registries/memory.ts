@@ -30,9 +30,38 @@ export class MemoryRegistry implements Registry {
         new Error(`Cannot store pod '${record.id}': the id is taken`),
       );
     }
-    this.#records.set(record.id, { ...record });
+    this.#records.set(record.id, {
+      ...record,
+      version: record.version ?? 1,
+      updatedAt: record.updatedAt ?? record.uploadedAt,
+    });
     this.#blobs.set(record.id, blob);
     return Promise.resolve();
+  }
+
+  /**
+   * Replaces the pod if its `sha256` is still `expectedSha256` (compare and
+   * swap, in one synchronous step). The stored record is a new object, so
+   * one read by {@linkcode MemoryRegistry.getRecordNow} before stays whole.
+   */
+  updatePod(
+    record: PodRecord,
+    blob: Uint8Array,
+    expectedSha256: string,
+  ): Promise<boolean> {
+    const current = this.#records.get(record.id);
+    if (current === undefined || current.sha256 !== expectedSha256) {
+      return Promise.resolve(false);
+    }
+    this.#records.set(record.id, {
+      ...record,
+      hits: current.hits,
+      uploadedAt: current.uploadedAt,
+      version: (current.version ?? 1) + 1,
+      updatedAt: record.updatedAt ?? new Date().toISOString(),
+    });
+    this.#blobs.set(record.id, blob);
+    return Promise.resolve(true);
   }
 
   /** A copy of the record of `id`, or null. */

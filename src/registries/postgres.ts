@@ -3,6 +3,11 @@
  * table, blobs as 256 KiB `bytea` chunks in another, tombstones in a third.
  *
  * - An upload is one transaction: the record and all its chunks, or nothing.
+ * - An update is one transaction too (compare and swap on the record's
+ *   `sha256`, under a row lock). Chunks are keyed by version, and a reader
+ *   reads one version's, so it never mixes two. The previous version's
+ *   chunks stay for `keepOldVersionMs` (streams in flight on any broker
+ *   finish), then go.
  * - A blob is served as a stream that reads one chunk a query, so a large
  *   pod never sits whole in the broker's memory and no connection is held
  *   between chunks (a slow reader does not starve the pool).
@@ -20,11 +25,20 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
 import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
-import { scrubSecrets, urlSecrets } from "../_util/secrets.ts";
+import { HitBatcher } from "./hit_batcher.ts";
+import { PostgresErrors, sqlState } from "./postgres_errors.ts";
+import {
+  fromBase64,
+  insertChunks,
+  migrate,
+  POSTGRES_CHUNK_BYTES,
+  POSTGRES_SCHEMA_VERSION,
+} from "./postgres_schema.ts";
+
+export { POSTGRES_CHUNK_BYTES, POSTGRES_SCHEMA_VERSION };
 
 /** Options of {@linkcode PostgresRegistry}. */
 export interface PostgresRegistryOptions {
@@ -37,76 +51,19 @@ export interface PostgresRegistryOptions {
   maxConnections?: number;
   /** Seconds to wait for a connection before failing. @default {10} */
   connectTimeoutSeconds?: number;
+  /**
+   * How long the chunks of a replaced version stay readable after an
+   * update, for the streams already reading them. @default {60000}
+   */
+  keepOldVersionMs?: number;
 }
 
-/** Bytes of a stored chunk of a blob. */
-export const POSTGRES_CHUNK_BYTES: number = 256 * 1024;
-
-/** Chunk inserts of one upload in flight at once (a few MiB). */
-const INSERTS_IN_FLIGHT = 4;
 /** Rows fetched at a time by `listPods`. */
 const LIST_BATCH = 100;
-/** `pg_advisory_xact_lock` key of the migrations ("pod-brk"). */
-const MIGRATION_LOCK = "31654407981888107";
-
-/**
- * The schema, one entry a version; each entry's statements run in one
- * transaction. Append only: a released entry never changes.
- */
-const MIGRATIONS: readonly (readonly string[])[] = [
-  [
-    `CREATE TABLE pod_broker_pods (
-      id text PRIMARY KEY,
-      owner_pubkey text NOT NULL,
-      blob_size bigint NOT NULL,
-      sha256 text NOT NULL,
-      content_sha256 text NOT NULL,
-      name text,
-      created_at text,
-      uploaded_at text NOT NULL,
-      hits bigint NOT NULL DEFAULT 0,
-      stored bigserial NOT NULL
-    )`,
-    `CREATE INDEX pod_broker_pods_by_time
-      ON pod_broker_pods (uploaded_at, stored)`,
-    `CREATE INDEX pod_broker_pods_by_owner
-      ON pod_broker_pods (owner_pubkey, uploaded_at, stored)`,
-    `CREATE TABLE pod_broker_chunks (
-      pod_id text NOT NULL REFERENCES pod_broker_pods (id) ON DELETE CASCADE,
-      seq integer NOT NULL,
-      bytes bytea NOT NULL,
-      PRIMARY KEY (pod_id, seq)
-    )`,
-    `CREATE TABLE pod_broker_deleted (
-      id text PRIMARY KEY,
-      deleted_at timestamptz NOT NULL DEFAULT now()
-    )`,
-  ],
-];
-
-/** The schema version this code writes and reads. */
-export const POSTGRES_SCHEMA_VERSION: number = MIGRATIONS.length;
-
 const COLUMNS =
-  "id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at, uploaded_at, hits";
+  "id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at, uploaded_at, hits, version, updated_at";
 
 type Sql = ReturnType<typeof postgres>;
-
-/** Connection failures, as Node and `postgres` name them. */
-const UNREACHABLE = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ETIMEDOUT",
-  "EPIPE",
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-]);
 
 /**
  * Stores pods in PostgreSQL. Create it with {@linkcode PostgresRegistry.open}
@@ -126,10 +83,14 @@ const UNREACHABLE = new Set([
  */
 export class PostgresRegistry implements Registry {
   #sql: Sql;
-  #target: string;
-  #secrets: string[];
+  #errors: PostgresErrors;
   #ready: Promise<void> | null = null;
   #closed = false;
+  #keepOldVersionMs: number;
+  /** Removals of replaced versions' chunks, waiting for their streams. */
+  #sweeps = new Set<ReturnType<typeof setTimeout>>();
+  /** Hits counted and not yet written (one UPDATE a second, not one a GET). */
+  #hits = new HitBatcher((hits) => this.#writeHits(hits));
 
   /**
    * Opens a registry and runs the missing migrations.
@@ -185,8 +146,8 @@ export class PostgresRegistry implements Registry {
         "Cannot open PostgresRegistry: option 'maxConnections' must be a positive integer",
       );
     }
-    this.#target = describeTarget(parsed);
-    this.#secrets = urlSecrets(parsed);
+    this.#keepOldVersionMs = options.keepOldVersionMs ?? 60_000;
+    this.#errors = new PostgresErrors(parsed);
     this.#sql = postgres(url, {
       max,
       connect_timeout: options.connectTimeoutSeconds ?? 10,
@@ -194,11 +155,6 @@ export class PostgresRegistry implements Registry {
       // Never let the client print anything (it has the URL).
       debug: false,
     });
-  }
-
-  /** `host:port/database`: where the registry lives, without credentials. */
-  get target(): string {
-    return this.#target;
   }
 
   /**
@@ -214,7 +170,10 @@ export class PostgresRegistry implements Registry {
         new Error("Cannot use PostgresRegistry: it is closed"),
       );
     }
-    this.#ready ??= this.#migrate().catch((error) => {
+    this.#ready ??= migrate(
+      this.#sql,
+      (action, error) => this.#wrap(action, error),
+    ).catch((error) => {
       this.#ready = null;
       throw error;
     });
@@ -239,25 +198,73 @@ export class PostgresRegistry implements Registry {
           INSERT INTO pod_broker_pods (${tx.unsafe(COLUMNS)})
           VALUES (${record.id}, ${record.ownerPubkey}, ${record.blobSize},
             ${record.sha256}, ${record.contentSha256}, ${record.name},
-            ${record.createdAt}, ${record.uploadedAt}, ${record.hits})`;
-        let inFlight: Promise<unknown>[] = [];
-        for (let seq = 0; seq * POSTGRES_CHUNK_BYTES < blob.length; seq++) {
-          const start = seq * POSTGRES_CHUNK_BYTES;
-          const bytes = blob.subarray(start, start + POSTGRES_CHUNK_BYTES);
-          inFlight.push(tx`
-            INSERT INTO pod_broker_chunks (pod_id, seq, bytes)
-            VALUES (${record.id}, ${seq}, ${bytes})`.execute());
-          if (inFlight.length === INSERTS_IN_FLIGHT) {
-            await Promise.all(inFlight);
-            inFlight = [];
-          }
-        }
-        await Promise.all(inFlight);
+            ${record.createdAt}, ${record.uploadedAt}, ${record.hits},
+            ${record.version ?? 1}, ${record.updatedAt ?? record.uploadedAt})`;
+        await insertChunks(tx, record.id, record.version ?? 1, blob);
       });
     } catch (error) {
       if (error === taken || sqlState(error) === "23505") throw taken;
       throw this.#wrap(action, error);
     }
+  }
+
+  /**
+   * Replaces the pod if its `sha256` is still `expectedSha256`, in one
+   * transaction that locks its row: the new version's chunks, then the
+   * record. Chunks of versions before the replaced one go in the same
+   * transaction; the replaced one's after `keepOldVersionMs`. Whether it
+   * replaced the pod.
+   */
+  async updatePod(
+    record: PodRecord,
+    blob: Uint8Array,
+    expectedSha256: string,
+  ): Promise<boolean> {
+    const action = `update pod '${record.id}'`;
+    await this.#ready_(action);
+    let old: number | null;
+    try {
+      old = await this.#sql.begin(async (tx) => {
+        const [row] = await tx<{ sha256: string; version: number }[]>`
+          SELECT sha256, version FROM pod_broker_pods
+          WHERE id = ${record.id} FOR UPDATE`;
+        if (!row || row.sha256 !== expectedSha256) return null;
+        const version = Number(row.version) + 1;
+        await tx`
+          DELETE FROM pod_broker_chunks
+          WHERE pod_id = ${record.id} AND version <> ${row.version}`;
+        await insertChunks(tx, record.id, version, blob);
+        await tx`
+          UPDATE pod_broker_pods SET owner_pubkey = ${record.ownerPubkey},
+            blob_size = ${record.blobSize}, sha256 = ${record.sha256},
+            content_sha256 = ${record.contentSha256}, name = ${record.name},
+            created_at = ${record.createdAt}, version = ${version},
+            updated_at = ${record.updatedAt ?? new Date().toISOString()}
+          WHERE id = ${record.id}`;
+        return Number(row.version);
+      });
+    } catch (error) {
+      throw this.#wrap(action, error);
+    }
+    if (old === null) return false;
+    this.#sweepLater(record.id, old);
+    return true;
+  }
+
+  /** Removes the chunks of `version` of `id` after `keepOldVersionMs`. */
+  #sweepLater(id: string, version: number): void {
+    const timer = setTimeout(() => {
+      this.#sweeps.delete(timer);
+      if (this.#closed) return;
+      this.#sql`
+        DELETE FROM pod_broker_chunks
+        WHERE pod_id = ${id} AND version = ${version}`
+        // Left for the next update of the pod to remove.
+        .catch(() => {});
+    }, this.#keepOldVersionMs);
+    this.#sweeps.add(timer);
+    // Never keeps a process alive.
+    (timer as { unref?: () => void }).unref?.();
   }
 
   /** The record of `id`, or null. */
@@ -268,7 +275,10 @@ export class PostgresRegistry implements Registry {
       const [row] = await this.#sql<PodRow[]>`
         SELECT ${this.#sql.unsafe(COLUMNS)} FROM pod_broker_pods
         WHERE id = ${id}`;
-      return row ? toRecord(row) : null;
+      if (!row) return null;
+      const record = toRecord(row);
+      record.hits += this.#hits.pending(id);
+      return record;
     } catch (error) {
       throw this.#wrap(action, error);
     }
@@ -277,13 +287,14 @@ export class PostgresRegistry implements Registry {
   /** The blob of `id`, read whole, or null. */
   async getBlob(id: string): Promise<Uint8Array | null> {
     const action = `read pod '${id}'`;
-    const size = await this.#blobSize(id, action);
-    if (size === null) return null;
+    const current = await this.#blobSize(id, action);
+    if (current === null) return null;
+    const { size, version } = current;
     let rows;
     try {
       rows = await this.#sql<{ data: string }[]>`
         SELECT encode(bytes, 'base64') AS data FROM pod_broker_chunks
-        WHERE pod_id = ${id} ORDER BY seq`;
+        WHERE pod_id = ${id} AND version = ${version} ORDER BY seq`;
     } catch (error) {
       throw this.#wrap(action, error);
     }
@@ -295,7 +306,7 @@ export class PostgresRegistry implements Registry {
       blob.set(bytes, offset);
       offset += bytes.length;
     }
-    // Fewer bytes: deleted between the two queries.
+    // Fewer bytes: deleted (or its version swept) between the two queries.
     return offset === size ? blob : null;
   }
 
@@ -306,8 +317,9 @@ export class PostgresRegistry implements Registry {
    */
   async getBlobStream(id: string): Promise<ReadableStream<Uint8Array> | null> {
     const action = `read pod '${id}'`;
-    const size = await this.#blobSize(id, action);
-    if (size === null) return null;
+    const current = await this.#blobSize(id, action);
+    if (current === null) return null;
+    const { size, version } = current;
     const sql = this.#sql;
     const wrap = (error: unknown) => this.#wrap(action, error);
     let seq = 0;
@@ -322,7 +334,7 @@ export class PostgresRegistry implements Registry {
         try {
           [row] = await sql<{ data: string }[]>`
             SELECT encode(bytes, 'base64') AS data FROM pod_broker_chunks
-            WHERE pod_id = ${id} AND seq = ${seq}`;
+            WHERE pod_id = ${id} AND version = ${version} AND seq = ${seq}`;
         } catch (error) {
           throw wrap(error);
         }
@@ -338,13 +350,27 @@ export class PostgresRegistry implements Registry {
     });
   }
 
-  /** Counts one more hit for `id`. */
-  async bumpHits(id: string): Promise<void> {
-    const action = `count a hit of pod '${id}'`;
+  /**
+   * Counts one more hit for `id`. Hits are written together, at most a
+   * second after the first one, in one statement (see `HitBatcher`); reads
+   * include those not yet written.
+   */
+  bumpHits(id: string): Promise<void> {
+    this.#hits.count(id);
+    return Promise.resolve();
+  }
+
+  async #writeHits(hits: ReadonlyMap<string, number>): Promise<void> {
+    const action = "count hits";
     await this.#ready_(action);
     try {
       await this.#sql`
-        UPDATE pod_broker_pods SET hits = hits + 1 WHERE id = ${id}`;
+        UPDATE pod_broker_pods AS p SET hits = p.hits + v.n
+        FROM unnest(${[...hits.keys()]}::text[], ${[
+        ...hits.values(),
+      ]}::bigint[])
+          AS v (id, n)
+        WHERE p.id = v.id`;
     } catch (error) {
       throw this.#wrap(action, error);
     }
@@ -414,11 +440,18 @@ export class PostgresRegistry implements Registry {
     }
   }
 
-  /** Closes the pool (waiting up to 5 s for running queries). */
+  /** Writes the counted hits, then closes the pool (waiting up to 5 s for running queries). */
   async close(): Promise<void> {
     if (this.#closed) return;
+    await this.#hits.close();
     this.#closed = true;
+    for (const timer of this.#sweeps) clearTimeout(timer);
+    this.#sweeps.clear();
     await this.#sql.end({ timeout: 5 });
+  }
+
+  #wrap(action: string, error: unknown): Error {
+    return this.#errors.wrap(action, error);
   }
 
   async #ready_(action: string): Promise<void> {
@@ -428,111 +461,20 @@ export class PostgresRegistry implements Registry {
     await this.ready();
   }
 
-  async #blobSize(id: string, action: string): Promise<number | null> {
+  /** The size and version of the current blob of `id`, or null. */
+  async #blobSize(
+    id: string,
+    action: string,
+  ): Promise<{ size: number; version: number } | null> {
     await this.#ready_(action);
     try {
-      const [row] = await this.#sql<{ blob_size: string }[]>`
-        SELECT blob_size FROM pod_broker_pods WHERE id = ${id}`;
-      return row ? Number(row.blob_size) : null;
+      const [row] = await this.#sql<{ blob_size: string; version: number }[]>`
+        SELECT blob_size, version FROM pod_broker_pods WHERE id = ${id}`;
+      return row
+        ? { size: Number(row.blob_size), version: Number(row.version) }
+        : null;
     } catch (error) {
       throw this.#wrap(action, error);
     }
   }
-
-  async #migrate(): Promise<void> {
-    const action = "open PostgresRegistry";
-    try {
-      await this.#sql.begin(async (tx) => {
-        // Taken before anything else: two brokers starting together would
-        // otherwise race on CREATE TABLE.
-        await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}::bigint)`;
-        await tx`
-          CREATE TABLE IF NOT EXISTS pod_broker_schema (
-            version integer PRIMARY KEY,
-            applied_at timestamptz NOT NULL DEFAULT now()
-          )`;
-        const rows = await tx<{ version: number }[]>`
-          SELECT coalesce(max(version), 0)::integer AS version
-          FROM pod_broker_schema`;
-        const version = rows[0]?.version ?? 0;
-        if (version > MIGRATIONS.length) {
-          throw new SchemaError(
-            `Cannot ${action}: the schema is at version ${version}, newer than this broker's ${MIGRATIONS.length}`,
-          );
-        }
-        for (let index = version; index < MIGRATIONS.length; index++) {
-          for (const statement of MIGRATIONS[index]!) {
-            await tx.unsafe(statement);
-          }
-          await tx`
-            INSERT INTO pod_broker_schema (version) VALUES (${index + 1})`;
-        }
-      });
-    } catch (error) {
-      if (error instanceof SchemaError) throw error;
-      throw this.#wrap(action, error);
-    }
-  }
-
-  /**
-   * A plain error for `action`: connection failures name the server, server
-   * errors keep their SQLSTATE; the password never appears, nor the
-   * query's parameters (the client keeps them on its errors).
-   */
-  #wrap(action: string, error: unknown): Error {
-    const code = (error as { code?: unknown })?.code;
-    let reason: string;
-    if (typeof code === "string" && UNREACHABLE.has(code)) {
-      reason = `PostgreSQL at ${this.#target} is unreachable (${code})`;
-    } else if (sqlState(error) !== null) {
-      reason = `PostgreSQL at ${this.#target} said: ${
-        (error as Error).message
-      } (${code})`;
-    } else {
-      reason = error instanceof Error ? error.message : String(error);
-    }
-    const wrapped = new Error(`Cannot ${action}: ${this.#scrub(reason)}`);
-    if (typeof code === "string") {
-      Object.assign(wrapped, { code: this.#scrub(code) });
-    }
-    // The server is away (or going away): the broker answers 503, not 500.
-    if (
-      typeof code === "string" &&
-      (UNREACHABLE.has(code) || /^(08|57P0)/.test(code))
-    ) {
-      Object.assign(wrapped, { unavailable: true });
-    }
-    return wrapped;
-  }
-
-  #scrub(text: string): string {
-    return scrubSecrets(text, this.#secrets);
-  }
-}
-
-class SchemaError extends Error {}
-
-/** The SQLSTATE of a server error, or null. */
-function sqlState(error: unknown): string | null {
-  if ((error as Error)?.name !== "PostgresError") return null;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : null;
-}
-
-function describeTarget(url: URL): string {
-  const host = url.hostname || url.searchParams.get("host") || "localhost";
-  const port = url.port || "5432";
-  const database = decodeURIComponent(url.pathname.slice(1)) ||
-    decodeURIComponent(url.username) || "postgres";
-  return `${host}:${port}/${database}`;
-}
-
-/**
- * Chunks are read as base64 text (`encode(bytes, 'base64')`, with its line
- * breaks, which the decoder skips): about four times faster to decode than
- * the hex text the client receives for `bytea`.
- */
-function fromBase64(text: string): Uint8Array {
-  const buffer = Buffer.from(text, "base64");
-  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }

@@ -4,8 +4,11 @@
  *
  * A blob is written to a temporary file, synced, and renamed into place
  * before its record is committed, so a crash at any moment leaves no record
- * without its blob. Temporary files and blobs without a record, which only a
- * crash leaves behind, are removed when the registry opens.
+ * without its blob. An update writes its blob under a new name
+ * (`ID.RANDOM`), commits the record that names it, and then removes the old
+ * file: a reader holds the old file or the new one, never a mix. Temporary
+ * files and blobs no record names, which only a crash leaves behind, are
+ * removed when the registry opens.
  *
  * @module
  */
@@ -13,15 +16,12 @@
 import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { clearTimeout, setTimeout } from "node:timers";
 import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, toRecord } from "./_row.ts";
-
-/** How long counted hits wait before they are written together. */
-const HITS_WRITE_MS = 1_000;
+import { HitBatcher } from "./hit_batcher.ts";
 /**
  * How long a record read is reused. A pod deleted by this registry is
  * forgotten at once; one deleted by another process (`pod-broker delete`)
@@ -50,12 +50,29 @@ CREATE TABLE IF NOT EXISTS pods (
   name TEXT,
   created_at TEXT,
   uploaded_at TEXT NOT NULL,
-  hits INTEGER NOT NULL DEFAULT 0
+  hits INTEGER NOT NULL DEFAULT 0,
+  version INTEGER NOT NULL DEFAULT 1,
+  updated_at TEXT,
+  blob TEXT
 ) STRICT;
 CREATE TABLE IF NOT EXISTS deleted (
   id TEXT PRIMARY KEY,
   deleted_at TEXT NOT NULL
 ) STRICT`;
+
+/** Columns added after the first release: name and definition. */
+const ADDED_COLUMNS = [
+  ["version", "INTEGER NOT NULL DEFAULT 1"],
+  ["updated_at", "TEXT"],
+  // The blob's file name in blobs/ when not the id (an updated pod).
+  ["blob", "TEXT"],
+] as const;
+
+/** A row as read: the record, and its blob's file name. */
+interface Current {
+  record: PodRecord;
+  file: string;
+}
 
 /**
  * Stores pods in `dataDir`, across restarts.
@@ -74,6 +91,7 @@ export class SqliteRegistry implements Registry {
   #db: DatabaseSync;
   #blobDir: string;
   #insert: StatementSync;
+  #update: StatementSync;
   #select: StatementSync;
   #bump: StatementSync;
   #delete: StatementSync;
@@ -81,11 +99,10 @@ export class SqliteRegistry implements Registry {
   #isDeleted: StatementSync;
   #listAll: StatementSync;
   #listOwner: StatementSync;
-  /** Hits counted since the last write, by pod id. */
-  #hits = new Map<string, number>();
-  #hitsTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Hits counted and not yet written. */
+  #hits = new HitBatcher((hits) => this.#writeHits(hits));
   /** Records read lately, with when: serving a hot pod reads no row. */
-  #recent = new Map<string, { record: PodRecord; at: number }>();
+  #recent = new Map<string, { current: Current; at: number }>();
 
   /**
    * Opens (or creates) the registry in `dataDir` and removes what a crash
@@ -109,9 +126,15 @@ export class SqliteRegistry implements Registry {
       "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
     );
     this.#db.exec(SCHEMA);
+    this.#addColumns();
     this.#insert = this.#db.prepare(
       `INSERT INTO pods (id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at,
-        uploaded_at, hits) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        uploaded_at, hits, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#update = this.#db.prepare(
+      `UPDATE pods SET owner_pubkey = ?, blob_size = ?, sha256 = ?, content_sha256 = ?,
+        name = ?, created_at = ?, version = version + 1, updated_at = ?, blob = ?
+        WHERE id = ? AND sha256 = ?`,
     );
     this.#select = this.#db.prepare("SELECT * FROM pods WHERE id = ?");
     this.#bump = this.#db.prepare(
@@ -137,29 +160,16 @@ export class SqliteRegistry implements Registry {
       throw new Error(`Cannot store pod '${record.id}': the id is taken`);
     }
     const path = this.#blobPath(record.id);
-    const temp = join(
-      this.#blobDir,
-      `${TEMP_PREFIX}${record.id}-${randomAlphanumeric(8)}`,
-    );
+    const temp = await this.#writeTemp(record.id, blob);
     try {
-      const file = await open(temp, "wx");
-      try {
-        await file.writeFile(blob);
-        await file.sync();
-      } finally {
-        await file.close();
-      }
       await rename(temp, path);
       this.#insert.run(
         record.id,
-        record.ownerPubkey,
-        record.blobSize,
-        record.sha256,
-        record.contentSha256,
-        record.name,
-        record.createdAt,
+        ...versionFields(record),
         record.uploadedAt,
         record.hits,
+        record.version ?? 1,
+        record.updatedAt ?? record.uploadedAt,
       );
     } catch (error) {
       await rm(temp, { force: true });
@@ -168,6 +178,53 @@ export class SqliteRegistry implements Registry {
       if (!this.#select.get(record.id)) await rm(path, { force: true });
       throw error;
     }
+  }
+
+  /**
+   * Replaces the pod if its `sha256` is still `expectedSha256`: the new blob
+   * is written under a new name (temp file, sync, rename), the record that
+   * names it is committed only if the digest still matches, and then the
+   * old file is removed (a stream already open on it reads on). Whether it
+   * replaced the pod.
+   */
+  async updatePod(
+    record: PodRecord,
+    blob: Uint8Array,
+    expectedSha256: string,
+  ): Promise<boolean> {
+    const name = `${record.id}.${randomAlphanumeric(12)}`;
+    const path = join(this.#blobDir, name);
+    const temp = await this.#writeTemp(record.id, blob);
+    let old: string | null = null;
+    try {
+      await rename(temp, path);
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        const row = this.#select.get(record.id) as PodRow | undefined;
+        const changes = Number(
+          this.#update.run(
+            ...versionFields(record),
+            record.updatedAt ?? new Date().toISOString(),
+            name,
+            record.id,
+            expectedSha256,
+          ).changes,
+        );
+        this.#db.exec("COMMIT");
+        if (changes > 0) old = fileOf(row!);
+      } catch (error) {
+        this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    } catch (error) {
+      await rm(temp, { force: true });
+      await rm(path, { force: true });
+      throw error;
+    } finally {
+      this.#recent.delete(record.id);
+    }
+    await rm(old === null ? path : join(this.#blobDir, old), { force: true });
+    return old !== null;
   }
 
   /** The record of `id`, or null. */
@@ -181,49 +238,68 @@ export class SqliteRegistry implements Registry {
    * is reused (see `RECORD_REUSE_MS`).
    */
   getRecordNow(id: string): PodRecord | null {
+    const current = this.#current(id, false);
+    if (current === null) return null;
+    return {
+      ...current.record,
+      hits: current.record.hits + this.#hits.pending(id),
+    };
+  }
+
+  /**
+   * The row of `id`: the one read in the last 250 ms unless `fresh`. The
+   * record and the blob of one request come from the same read, so they
+   * always belong together.
+   */
+  #current(id: string, fresh: boolean): Current | null {
     const now = Date.now();
     let recent = this.#recent.get(id);
-    if (recent === undefined || now - recent.at > RECORD_REUSE_MS) {
+    if (fresh || recent === undefined || now - recent.at > RECORD_REUSE_MS) {
       const row = this.#select.get(id) as PodRow | undefined;
-      if (row === undefined) {
-        this.#recent.delete(id);
-        return null;
-      }
-      recent = { record: toRecord(row), at: now };
       this.#recent.delete(id);
+      if (row === undefined) return null;
+      recent = {
+        current: { record: toRecord(row), file: fileOf(row) },
+        at: now,
+      };
       this.#recent.set(id, recent);
       if (this.#recent.size > RECORD_REUSE_MAX) {
         this.#recent.delete(this.#recent.keys().next().value!);
       }
     }
-    return {
-      ...recent.record,
-      hits: recent.record.hits + (this.#hits.get(id) ?? 0),
-    };
+    return recent.current;
+  }
+
+  /**
+   * Opens the current blob file of `id`, or null. A file removed by an
+   * update or a delete since the row was read is looked up again.
+   */
+  async #openBlob<T>(
+    id: string,
+    read: (path: string) => Promise<T>,
+  ): Promise<T | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = this.#current(id, attempt > 0);
+      if (current === null) return null;
+      try {
+        return await read(join(this.#blobDir, current.file));
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    return null;
   }
 
   /** The blob of `id`, read whole, or null. */
   async getBlob(id: string): Promise<Uint8Array | null> {
-    if (!this.#select.get(id)) return null;
-    try {
-      return new Uint8Array(await readFile(this.#blobPath(id)));
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
+    const bytes = await this.#openBlob(id, (path) => readFile(path));
+    return bytes === null ? null : new Uint8Array(bytes);
   }
 
   /** The blob of `id` as a stream of 256 KiB chunks, or null. */
   async getBlobStream(id: string): Promise<ReadableStream<Uint8Array> | null> {
-    if (!this.#select.get(id)) return null;
-    let file;
-    try {
-      file = await open(this.#blobPath(id), "r");
-    } catch (error) {
-      if (isNotFound(error)) return null;
-      throw error;
-    }
-    const handle = file;
+    const handle = await this.#openBlob(id, (path) => open(path, "r"));
+    if (handle === null) return null;
     return new ReadableStream<Uint8Array>({
       async pull(controller) {
         const buffer = new Uint8Array(STREAM_CHUNK_BYTES);
@@ -243,46 +319,30 @@ export class SqliteRegistry implements Registry {
 
   /**
    * Counts one more hit for `id`. Hits are written together, at most a
-   * second after the first one, in one transaction: a
-   * durable write per `GET` would cost more than serving the pod. Reads
-   * include the hits not yet written; a crash loses at most that long of
-   * them.
+   * second after the first one, in one transaction (see `HitBatcher`).
+   * Reads include the hits not yet written; a crash loses at most that
+   * long of them.
    */
   bumpHits(id: string): Promise<void> {
-    this.#hits.set(id, (this.#hits.get(id) ?? 0) + 1);
-    if (this.#hitsTimer === undefined) {
-      this.#hitsTimer = setTimeout(() => this.#writeHits(), HITS_WRITE_MS);
-      // Counting hits never keeps a process alive.
-      this.#hitsTimer.unref();
-    }
+    this.#hits.count(id);
     return Promise.resolve();
   }
 
-  /** Writes the hits counted so far; those that fail wait for the next try. */
-  #writeHits(): void {
-    clearTimeout(this.#hitsTimer);
-    this.#hitsTimer = undefined;
-    if (this.#hits.size === 0 || !this.#db.isOpen) return;
-    const hits = this.#hits;
-    this.#hits = new Map();
+  /** Writes counted hits in one transaction; throws when it failed. */
+  #writeHits(hits: ReadonlyMap<string, number>): void {
+    if (!this.#db.isOpen) throw new Error("Cannot count hits: closed");
+    this.#db.exec("BEGIN IMMEDIATE");
     try {
-      this.#db.exec("BEGIN IMMEDIATE");
-      try {
-        for (const [id, count] of hits) this.#bump.run(count, id);
-        this.#db.exec("COMMIT");
-        // What is kept for reuse now has them written.
-        for (const [id, count] of hits) {
-          const recent = this.#recent.get(id);
-          if (recent !== undefined) recent.record.hits += count;
-        }
-      } catch (error) {
-        this.#db.exec("ROLLBACK");
-        throw error;
-      }
-    } catch {
-      for (const [id, count] of hits) {
-        this.#hits.set(id, (this.#hits.get(id) ?? 0) + count);
-      }
+      for (const [id, count] of hits) this.#bump.run(count, id);
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+    // What is kept for reuse now has them written.
+    for (const [id, count] of hits) {
+      const recent = this.#recent.get(id);
+      if (recent !== undefined) recent.current.record.hits += count;
     }
   }
 
@@ -295,7 +355,10 @@ export class SqliteRegistry implements Registry {
     this.#recent.delete(id);
     this.#db.exec("BEGIN IMMEDIATE");
     let changes;
+    let file = id;
     try {
+      const row = this.#select.get(id) as PodRow | undefined;
+      if (row !== undefined) file = fileOf(row);
       changes = Number(this.#delete.run(id).changes);
       if (changes > 0) this.#tombstone.run(id, new Date().toISOString());
       this.#db.exec("COMMIT");
@@ -303,7 +366,7 @@ export class SqliteRegistry implements Registry {
       this.#db.exec("ROLLBACK");
       throw error;
     }
-    await rm(this.#blobPath(id), { force: true });
+    await rm(join(this.#blobDir, file), { force: true });
     return changes > 0;
   }
 
@@ -322,9 +385,7 @@ export class SqliteRegistry implements Registry {
 
   /** Closes the database. */
   close(): void {
-    this.#writeHits();
-    clearTimeout(this.#hitsTimer);
-    this.#hitsTimer = undefined;
+    void this.#hits.close();
     if (this.#db.isOpen) this.#db.close();
   }
 
@@ -332,9 +393,60 @@ export class SqliteRegistry implements Registry {
     return join(this.#blobDir, id);
   }
 
+  /** Writes `blob` to a new temporary file, synced; its path. */
+  async #writeTemp(id: string, blob: Uint8Array): Promise<string> {
+    const temp = join(
+      this.#blobDir,
+      `${TEMP_PREFIX}${id}-${randomAlphanumeric(8)}`,
+    );
+    try {
+      const file = await open(temp, "wx");
+      try {
+        await file.writeFile(blob);
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+    return temp;
+  }
+
+  /** Adds the columns a database made by an older release lacks. */
+  #addColumns(): void {
+    const has = () =>
+      new Set(
+        (this.#db.prepare("PRAGMA table_info(pods)").all() as {
+          name: string;
+        }[]).map((column) => column.name),
+      );
+    if (ADDED_COLUMNS.every(([name]) => has().has(name))) return;
+    // Checked again inside: another process may be adding them too.
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      const present = has();
+      for (const [name, definition] of ADDED_COLUMNS) {
+        if (!present.has(name)) {
+          this.#db.exec(`ALTER TABLE pods ADD COLUMN ${name} ${definition}`);
+        }
+      }
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /** Removes temporary files and blob files that no record names. */
   #removeStrays(): void {
+    const named = new Set<string>();
+    for (const row of this.#db.prepare("SELECT id, blob FROM pods").iterate()) {
+      named.add(fileOf(row as unknown as PodRow));
+    }
     for (const name of readdirSync(this.#blobDir)) {
-      if (name.startsWith(TEMP_PREFIX) || !this.#select.get(name)) {
+      if (name.startsWith(TEMP_PREFIX) || !named.has(name)) {
         rmSync(join(this.#blobDir, name), { force: true, recursive: true });
       }
     }
@@ -348,6 +460,25 @@ export class SqliteRegistry implements Registry {
 function loadSqlite(): typeof DatabaseSync {
   const require = createRequire(import.meta.url);
   return (require("node:sqlite") as typeof import("node:sqlite")).DatabaseSync;
+}
+
+/** The columns that describe a version, in the order both statements use. */
+function versionFields(
+  record: PodRecord,
+): [string, number, string, string, string | null, string | null] {
+  return [
+    record.ownerPubkey,
+    record.blobSize,
+    record.sha256,
+    record.contentSha256,
+    record.name,
+    record.createdAt,
+  ];
+}
+
+/** The blob file of a row: its own name after an update, else the id. */
+function fileOf(row: PodRow & { blob?: string | null }): string {
+  return row.blob ?? row.id;
 }
 
 function isNotFound(error: unknown): boolean {

@@ -23,13 +23,54 @@ export interface PodRecord {
   createdAt: string | null;
   /** When the broker stored the pod (the broker's clock). */
   uploadedAt: string;
-  /** How many times the pod was served with 200. */
+  /** How many times the pod was served with 200 (all versions together). */
   hits: number;
+  /** 1 for the first upload, +1 for each update; absent means 1. */
+  version?: number;
+  /** When the current version was stored (the broker's clock); absent means `uploadedAt`. */
+  updatedAt?: string;
+}
+
+/**
+ * What a registry's error carries when its store is unreachable for now (a
+ * database down or restarting), as opposed to broken: the broker then
+ * answers 503 `storage_failed` with `Retry-After` instead of 500.
+ */
+export interface RegistryUnavailable {
+  /** Set on errors that say "try again shortly". */
+  readonly unavailable: true;
+}
+
+/**
+ * Whether `error`, or an error it was caused by, is
+ * {@linkcode RegistryUnavailable}. The broker's one reader of the flag.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isUnavailable } from "./types.ts";
+ *
+ * const down = Object.assign(new Error("down"), { unavailable: true });
+ * assert.equal(isUnavailable(new Error("wrapped", { cause: down })), true);
+ * assert.equal(isUnavailable(new Error("broken")), false);
+ * ```
+ */
+export function isUnavailable(error: unknown): boolean {
+  // Bounded: a cause chain may be long, or a cycle.
+  for (let depth = 0; depth < 4 && error != null; depth++) {
+    if ((error as Partial<RegistryUnavailable>).unavailable === true) {
+      return true;
+    }
+    error = (error as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**
  * Storage for pods. Any object with these four methods is a valid registry.
- * `putPod` is only ever called for a verified pod.
+ * `putPod` is only ever called for a verified pod. A method whose store is
+ * unreachable for now rejects with an error that is
+ * {@linkcode RegistryUnavailable} (`unavailable: true`).
  */
 export interface Registry {
   /** Stores a record and its blob, all or nothing. */
@@ -59,6 +100,20 @@ export interface Registry {
    * broker never modifies what it returns.
    */
   getRecordNow?(id: string): Readonly<PodRecord> | null;
+  /**
+   * Optional compare and swap: replaces the pod stored at `record.id` with
+   * `record` and `blob`, all or nothing, if its `sha256` is still
+   * `expectedSha256`; resolves false (and changes nothing) when it is not,
+   * or when there is no such pod. The stored `version` becomes the old one
+   * plus 1; `hits` and `uploadedAt` carry over. A reader sees the whole old
+   * pod or the whole new one, and the old blob goes once nothing serves
+   * it. Without it, `PUT /:id` answers 405.
+   */
+  updatePod?(
+    record: PodRecord,
+    blob: Uint8Array,
+    expectedSha256: string,
+  ): Promise<boolean>;
   /** Optional: the live records, oldest first, of one owner key or all. */
   listPods?(options?: { owner?: string }): AsyncIterable<PodRecord>;
   /** Optional: releases connections and handles. */

@@ -12,37 +12,18 @@ import {
   PostgresRegistry,
 } from "../../src/registries/postgres.ts";
 import { childPod } from "../support/pg_upload_child.ts";
-import {
-  havePostgres,
-  startPostgres,
-  type TestPostgres,
-} from "../support/postgres.ts";
+import { postgresForFile } from "../support/postgres.ts";
 import { MOD, signedPod, startServer, upload } from "../support/helpers.ts";
 import {
   assertSameBytes,
+  checkHitBatching,
   pseudoRandomBytes,
   registryContract,
   sampleRecord,
 } from "../support/registry_contract.ts";
 
-const HAVE_POSTGRES = havePostgres();
-const IGNORE = !HAVE_POSTGRES && !Deno.env.get("CI");
-
-// One server for the file, started before the tests (so no test owns it)
-// and stopped by the last test; if that test is filtered out, by `unload`.
-const pg: TestPostgres | null = IGNORE ? null : await startPostgres();
-globalThis.addEventListener("unload", () => {
-  // Synchronous fallback only: the last test normally stopped it.
-  if (pg) void pg.stop();
-});
-
-function server(): TestPostgres {
-  if (pg === null) throw new Error("Cannot test: PostgreSQL is not running");
-  return pg;
-}
-
-const pgTest = (name: string, fn: () => Promise<void>) =>
-  Deno.test({ name, ignore: IGNORE, fn });
+// One server for the file, stopped by the last test.
+const { ignore: IGNORE, server, pgTest } = await postgresForFile();
 
 /** A registry on a fresh database. */
 async function freshRegistry(
@@ -87,9 +68,10 @@ pgTest(
       const sql = postgres(url, { max: 1, onnotice: () => {} });
       try {
         const rows = await sql`SELECT version FROM pod_broker_schema`;
-        assert.deepEqual(rows.map((row) => row.version), [
-          POSTGRES_SCHEMA_VERSION,
-        ]);
+        assert.deepEqual(
+          rows.map((row) => row.version),
+          Array.from({ length: POSTGRES_SCHEMA_VERSION }, (_, i) => i + 1),
+        );
       } finally {
         await sql.end();
       }
@@ -592,6 +574,21 @@ pgTest(
       assert.match(run.stderr, reason);
       assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
       assertNoPassword(run, password);
+    }
+  },
+);
+
+pgTest(
+  "PostgresRegistry counts hits at once, writes them together within a second, and close() writes the rest",
+  async () => {
+    const { registry, url } = await freshRegistry();
+    // Another registry on the database, as another broker is.
+    const other = await PostgresRegistry.open({ url });
+    try {
+      await checkHitBatching(registry, other);
+    } finally {
+      await registry.close();
+      await other.close();
     }
   },
 );

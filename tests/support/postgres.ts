@@ -246,3 +246,28 @@ export async function startPostgres(): Promise<TestPostgres> {
     [Symbol.asyncDispose]: stop,
   };
 }
+
+/**
+ * One private PostgreSQL for a test file, started when the file loads (so
+ * no test owns it) and stopped by the file's last test, `stopTest` (or by
+ * `unload` when a filter skips it). Skipped outside CI when not installed.
+ */
+export async function postgresForFile(): Promise<{
+  ignore: boolean;
+  server: () => TestPostgres;
+  pgTest: (name: string, fn: () => Promise<void>) => void;
+}> {
+  const ignore = !havePostgres() && !Deno.env.get("CI");
+  const pg: TestPostgres | null = ignore ? null : await startPostgres();
+  globalThis.addEventListener("unload", () => {
+    // Synchronous fallback only: the last test normally stopped it.
+    if (pg) void pg.stop();
+  });
+  const server = () => {
+    if (pg === null) throw new Error("Cannot test: PostgreSQL is not running");
+    return pg;
+  };
+  const pgTest = (name: string, fn: () => Promise<void>) =>
+    Deno.test({ name, ignore, fn });
+  return { ignore, server, pgTest };
+}

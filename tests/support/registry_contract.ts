@@ -15,6 +15,8 @@ export function sampleRecord(id: string, blob: Uint8Array): PodRecord {
     createdAt: null,
     uploadedAt: "2026-11-21T12:00:00.000Z",
     hits: 0,
+    version: 1,
+    updatedAt: "2026-11-21T12:00:00.000Z",
   };
 }
 
@@ -53,6 +55,164 @@ export function assertSameBytes(
   }
 }
 
+/**
+ * Hit batching (`HitBatcher`): `registry` counts 50 hits at once, `other`
+ * (another connection to the same store) sees them within 3 s, and
+ * `registry.close()` writes the ones counted since. Closes `registry`.
+ */
+export async function checkHitBatching(
+  registry: Registry,
+  other: Registry,
+): Promise<void> {
+  const id = "hotpod000001";
+  const blob = new TextEncoder().encode("<p>hot</p>");
+  await registry.putPod(sampleRecord(id, blob), blob);
+  for (let i = 0; i < 50; i++) await registry.bumpHits(id);
+  assert.equal((await registry.getRecord(id))?.hits, 50);
+  if (registry.getRecordNow) assert.equal(registry.getRecordNow(id)?.hits, 50);
+  assert.equal((await other.getRecord(id))?.hits, 0, "written at once");
+  const seen = async (hits: number, ms: number) => {
+    let written = 0;
+    for (let waited = 0; waited < ms && written !== hits; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      written = (await other.getRecord(id))?.hits ?? 0;
+    }
+    return written;
+  };
+  assert.equal(
+    await seen(50, 3_000),
+    50,
+    "the 50 hits were written within 3 s",
+  );
+  assert.equal((await registry.getRecord(id))?.hits, 50);
+  await registry.bumpHits(id);
+  await registry.close?.();
+  // Before the timer's second is up (a record read is reused for 250 ms).
+  assert.equal(await seen(51, 500), 51, "close() wrote them");
+}
+
+/** A pod's version `n` for the update tests: varied sizes, up to 600 KiB. */
+function version(
+  id: string,
+  n: number,
+): { record: PodRecord; blob: Uint8Array } {
+  const blob = pseudoRandomBytes(1 + (n * 104_729) % (600 * 1024), n + 11);
+  const record = {
+    ...sampleRecord(id, blob),
+    sha256: `v${n}`.padEnd(43, "x"),
+    contentSha256: `c${n}`.padEnd(43, "x"),
+    name: `Version ${n}`,
+    createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
+    updatedAt: new Date(Date.UTC(2026, 0, 2, 0, 0, n)).toISOString(),
+  };
+  return { record, blob };
+}
+
+/**
+ * Five rounds of 20 concurrent `updatePod` calls from the same version:
+ * each round exactly one wins, the record and blob are the winner's (its
+ * `version` one more, `hits` and `uploadedAt` carried over), while readers
+ * running all along only ever get a whole version's bytes. A stale digest
+ * or an unknown id changes nothing.
+ */
+export async function checkCompareAndSwap(registry: Registry): Promise<void> {
+  if (!registry.updatePod) throw new Error("the registry has no updatePod");
+  const id = "update000001";
+  const first = version(id, 0);
+  await registry.putPod(first.record, first.blob);
+  await registry.bumpHits(id);
+  await registry.bumpHits(id);
+  const known = new Map<number, Uint8Array>([[first.blob.length, first.blob]]);
+  let reading = true;
+  let reads = 0;
+  const reader = (async () => {
+    while (reading) {
+      const blob = await registry.getBlob(id);
+      assert.ok(blob, "getBlob gave null during updates");
+      const expected = known.get(blob.length);
+      assert.ok(expected, `a blob of ${blob.length} bytes that no version has`);
+      assertSameBytes(blob, expected, `read ${reads}`);
+      if (registry.getBlobStream) {
+        const stream = await registry.getBlobStream(id);
+        assert.ok(stream, "getBlobStream gave null during updates");
+        const bytes = await readAll(stream);
+        assertSameBytes(bytes, known.get(bytes.length)!, `stream ${reads}`);
+      }
+      reads += 1;
+    }
+  })();
+  let current = first;
+  try {
+    for (let round = 1; round <= 5; round++) {
+      const candidates = Array.from(
+        { length: 20 },
+        (_, i) => version(id, round * 100 + i),
+      );
+      for (const { blob } of candidates) known.set(blob.length, blob);
+      const results = await Promise.all(
+        candidates.map(({ record, blob }) =>
+          registry.updatePod!(record, blob, current.record.sha256)
+        ),
+      );
+      const winners = candidates.filter((_, i) => results[i]);
+      assert.equal(winners.length, 1, `round ${round}: ${results}`);
+      current = winners[0]!;
+      const stored = await registry.getRecord(id);
+      assert.deepEqual(stored, {
+        ...current.record,
+        hits: 2,
+        uploadedAt: first.record.uploadedAt,
+        version: round + 1,
+      });
+      assertSameBytes(await registry.getBlob(id), current.blob, "winner");
+    }
+  } finally {
+    reading = false;
+    await reader;
+  }
+  assert.ok(reads > 0, "the reader never read");
+  const stale = version(id, 999);
+  assert.equal(
+    await registry.updatePod(stale.record, stale.blob, first.record.sha256),
+    false,
+  );
+  assert.equal(
+    await registry.updatePod(
+      { ...stale.record, id: "neverNEVER12" },
+      stale.blob,
+      first.record.sha256,
+    ),
+    false,
+  );
+  assert.equal(await registry.getRecord("neverNEVER12"), null);
+  assert.equal((await registry.getRecord(id))?.sha256, current.record.sha256);
+  assertSameBytes(await registry.getBlob(id), current.blob, "after stale");
+}
+
+/**
+ * Stores a pod of four 256 KiB chunks at `id`, opens a stream of it, and
+ * updates it (a second update from the same digest changes nothing): the
+ * stream still reads the old version whole, `getBlob` gives the new one.
+ */
+export async function checkStreamAcrossUpdate(
+  registry: Registry,
+  id: string,
+): Promise<void> {
+  const old = pseudoRandomBytes(3 * 256 * 1024 + 5, 1);
+  await registry.putPod(sampleRecord(id, old), old);
+  const stream = await registry.getBlobStream!(id);
+  const next = pseudoRandomBytes(1000, 2);
+  const record = { ...sampleRecord(id, next), sha256: "N".repeat(43) };
+  assert.equal(await registry.updatePod!(record, next, "B".repeat(43)), true);
+  assert.equal(await registry.updatePod!(record, next, "B".repeat(43)), false);
+  assertSameBytes(await registry.getBlob(id), next, "new version");
+  assertSameBytes(
+    new Uint8Array(await new Response(stream).arrayBuffer()),
+    old,
+    "the stream opened before",
+  );
+}
+
 /** Reads a stream into one array, counting its chunks and the largest. */
 async function readChunks(
   stream: ReadableStream<Uint8Array>,
@@ -79,14 +239,15 @@ async function readChunks(
 /**
  * Registers the shared registry tests under `name`; `open` makes a fresh
  * registry. `takedown: false` for a registry without the optional
- * deletePod, isDeleted and listPods; `ignore: true` when its server is
- * missing (outside CI).
+ * deletePod, isDeleted and listPods, `updates: false` for one without
+ * updatePod; `ignore: true` when its server is missing (outside CI).
  */
 export function registryContract(
   name: string,
   open: () => Promise<Registry>,
-  { takedown = true, ignore = false }: {
+  { takedown = true, updates = takedown, ignore = false }: {
     takedown?: boolean;
+    updates?: boolean;
     ignore?: boolean;
   } = {},
 ): void {
@@ -222,6 +383,17 @@ export function registryContract(
       await registry.close?.();
     }
   });
+
+  if (updates) {
+    test(`${name}: updatePod() is a compare and swap: of 20 concurrent updates exactly one wins, readers see whole versions`, async () => {
+      const registry = await open();
+      try {
+        await checkCompareAndSwap(registry);
+      } finally {
+        await registry.close?.();
+      }
+    });
+  }
 
   if (!takedown) return;
   test(`${name}: deletePod() takes a pod down for good and listPods() lists the rest`, async () => {

@@ -6,6 +6,8 @@ import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import type { PodRecord, Registry } from "../../src/registries/types.ts";
 import {
   assertSameBytes,
+  checkHitBatching,
+  checkStreamAcrossUpdate,
   pseudoRandomBytes,
   registryContract,
   sampleRecord,
@@ -57,25 +59,13 @@ Deno.test("SqliteRegistry persists records, blobs and hits across reopening", as
   }
 });
 
-Deno.test("SqliteRegistry counts hits at once and writes them together a second later", async () => {
+Deno.test("SqliteRegistry counts hits at once, writes them together a second later, and close() writes the rest", async () => {
   const dataDir = await Deno.makeTempDir();
-  const blob = new TextEncoder().encode("<p>hot</p>");
   const broker = new SqliteRegistry({ dataDir });
   // Another connection, as `pod-broker list` is: it sees what is written.
   const other = new SqliteRegistry({ dataDir });
   try {
-    await broker.putPod(sampleRecord("hotpod000001", blob), blob);
-    for (let i = 0; i < 50; i++) await broker.bumpHits("hotpod000001");
-    assert.equal((await broker.getRecord("hotpod000001"))?.hits, 50);
-    assert.equal(broker.getRecordNow("hotpod000001")?.hits, 50);
-    assert.equal((await other.getRecord("hotpod000001"))?.hits, 0);
-    let written = 0;
-    for (let waited = 0; waited < 3_000 && written !== 50; waited += 100) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      written = (await other.getRecord("hotpod000001"))?.hits ?? 0;
-    }
-    assert.equal(written, 50, "the 50 hits were written within 3 s");
-    assert.equal((await broker.getRecord("hotpod000001"))?.hits, 50);
+    await checkHitBatching(broker, other);
   } finally {
     broker.close();
     other.close();
@@ -172,4 +162,65 @@ Deno.test("SqliteRegistry requires dataDir", () => {
     () => new SqliteRegistry({} as { dataDir: string }),
     { name: "TypeError", message: /dataDir/ },
   );
+});
+
+Deno.test("SqliteRegistry.updatePod() keeps one blob file, a stream opened before reads the old version whole, and deletePod() removes it", async () => {
+  const dataDir = await Deno.makeTempDir();
+  const blobs = join(dataDir, "blobs");
+  const files = () => [...Deno.readDirSync(blobs)].map((entry) => entry.name);
+  let registry = new SqliteRegistry({ dataDir });
+  try {
+    const id = "swap00000001";
+    await checkStreamAcrossUpdate(registry, id);
+    assert.deepEqual(files().length, 1);
+    assert.match(files()[0]!, /^swap00000001\.[A-Za-z0-9]{12}$/);
+    registry.close();
+    registry = new SqliteRegistry({ dataDir });
+    assert.equal((await registry.getRecord(id))?.version, 2);
+    assert.equal((await registry.getBlob(id))?.length, 1000);
+    assert.equal(files().length, 1);
+    assert.equal(await registry.deletePod(id), true);
+    assert.deepEqual(files(), []);
+  } finally {
+    registry.close();
+  }
+});
+
+Deno.test("SqliteRegistry opens a database made before updates existed and updates its pods", async () => {
+  const dataDir = await Deno.makeTempDir();
+  Deno.mkdirSync(join(dataDir, "blobs"));
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(join(dataDir, "pods.sqlite"));
+  db.exec(`CREATE TABLE pods (id TEXT PRIMARY KEY, owner_pubkey TEXT NOT NULL,
+    blob_size INTEGER NOT NULL, sha256 TEXT NOT NULL, content_sha256 TEXT NOT NULL,
+    name TEXT, created_at TEXT, uploaded_at TEXT NOT NULL,
+    hits INTEGER NOT NULL DEFAULT 0) STRICT`);
+  const blob = new TextEncoder().encode("<p>old</p>");
+  const record = sampleRecord("legacy000001", blob);
+  const columns = Object.values(record).slice(0, 8) as (string | number)[];
+  db.prepare("INSERT INTO pods VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    .run(...columns, 7);
+  db.close();
+  writeFileSync(join(dataDir, "blobs", record.id), blob);
+  const registry = new SqliteRegistry({ dataDir });
+  try {
+    assert.deepEqual(await registry.getRecord(record.id), {
+      ...record,
+      hits: 7,
+    });
+    assertSameBytes(await registry.getBlob(record.id), blob, "legacy blob");
+    const next = new TextEncoder().encode("<p>new</p>");
+    assert.equal(
+      await registry.updatePod(
+        { ...record, sha256: "N".repeat(43) },
+        next,
+        record.sha256,
+      ),
+      true,
+    );
+    assertSameBytes(await registry.getBlob(record.id), next, "updated");
+    assert.equal(existsSync(join(dataDir, "blobs", record.id)), false);
+  } finally {
+    registry.close();
+  }
 });
