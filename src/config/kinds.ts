@@ -53,8 +53,6 @@ export interface Kind<T> {
     | null;
 }
 
-const kind = <T>(spec: Kind<T>): Kind<T> => spec;
-
 const asIs = (text: string): string => text;
 
 const bounds = (row: KindRow) =>
@@ -81,9 +79,41 @@ function stringList(
   return [...(value as string[])];
 }
 
+/** Every option kind, by name, with the type of its checked value. */
+export interface Kinds {
+  /** A safe integer within the row's `min` and `max`. */
+  readonly integer: Kind<number>;
+  /** A non-empty string. */
+  readonly string: Kind<string>;
+  /** Sandbox tokens, without `allow-same-origin`. */
+  readonly sandbox: Kind<string>;
+  /** A switch. */
+  readonly boolean: Kind<boolean>;
+  /** An http(s) URL without query or fragment (a trailing slash dropped). */
+  readonly url: Kind<string>;
+  /** Origins (the literal "null" included). */
+  readonly origins: Kind<string[]>;
+  /** RTCIceServer entries; the flag adds a STUN URL. */
+  readonly iceServers: Kind<IceServer[]>;
+  /** At least one `turn:` or `turns:` URL. */
+  readonly turnUrls: Kind<string[]>;
+  /** A secret; the flag names a file that holds it. */
+  readonly secret: Kind<string>;
+  /** A registry object (code only). */
+  readonly registry: Kind<Registry>;
+  /** A signaling bus (code only). */
+  readonly bus: Kind<Bus>;
+  /** A log function (code only). */
+  readonly logger: Kind<Logger>;
+  /** One of the row's `choices`. */
+  readonly choice: Kind<string>;
+  /** A deny list; the flag names its file. */
+  readonly denyList: Kind<DenyList>;
+}
+
 /** Every option kind, by name. */
-export const KINDS = {
-  integer: kind<number>({
+export const KINDS: Kinds = {
+  integer: {
     flagType: "string",
     check(value, row, refuse) {
       const min = row.min ?? 0;
@@ -102,13 +132,13 @@ export const KINDS = {
       }
       return Number(text);
     },
-  }),
-  string: kind<string>({
+  },
+  string: {
     flagType: "string",
     check: (value, _row, refuse) => nonEmptyString(value, refuse),
     fromText: asIs,
-  }),
-  sandbox: kind<string>({
+  },
+  sandbox: {
     flagType: "string",
     check(value, _row, refuse) {
       const tokens = nonEmptyString(value, refuse);
@@ -122,23 +152,23 @@ export const KINDS = {
       return tokens;
     },
     fromText: asIs,
-  }),
-  boolean: kind<boolean>({
+  },
+  boolean: {
     flagType: "boolean",
     check(value, _row, refuse) {
       if (typeof value !== "boolean") refuse("must be a boolean");
       return value as boolean;
     },
     fromText: (text) => text === "true",
-  }),
-  url: kind<string>({
+  },
+  url: {
     flagType: "string",
     check: (value, _row, refuse) =>
       httpUrl(value) ??
         refuse("must be an http(s) URL without query or fragment"),
     fromText: asIs,
-  }),
-  origins: kind<string[]>({
+  },
+  origins: {
     flagType: "string",
     check: (value, _row, refuse) =>
       stringList(
@@ -147,8 +177,8 @@ export const KINDS = {
         () => refuse("must be an array of origins"),
       ),
     fromText: asIs,
-  }),
-  iceServers: kind<IceServer[]>({
+  },
+  iceServers: {
     flagType: "string",
     check: (value, _row, refuse) =>
       iceServerList(value) ??
@@ -162,8 +192,8 @@ export const KINDS = {
       }
       return { urls: text };
     },
-  }),
-  turnUrls: kind<string[]>({
+  },
+  turnUrls: {
     flagType: "string",
     check(value, _row, refuse) {
       const urls = stringList(
@@ -175,8 +205,8 @@ export const KINDS = {
       return urls;
     },
     fromText: asIs,
-  }),
-  secret: kind<string>({
+  },
+  secret: {
     flagType: "string",
     check: (value, _row, refuse) => nonEmptyString(value, refuse),
     // The text is a file's path: a secret never appears in the process list.
@@ -191,8 +221,8 @@ export const KINDS = {
       if (secret === "") refuse("the file is empty");
       return secret;
     },
-  }),
-  registry: kind<Registry>({
+  },
+  registry: {
     flagType: "string",
     check(value, _row, refuse) {
       const registry = value as Partial<Registry> | null;
@@ -206,8 +236,8 @@ export const KINDS = {
       return value as Registry;
     },
     fromText: null,
-  }),
-  bus: kind<Bus>({
+  },
+  bus: {
     flagType: "string",
     check(value, _row, refuse) {
       if (!isBus(value)) {
@@ -218,16 +248,16 @@ export const KINDS = {
       return value as Bus;
     },
     fromText: null,
-  }),
-  logger: kind<Logger>({
+  },
+  logger: {
     flagType: "string",
     check(value, _row, refuse) {
       if (typeof value !== "function") refuse("must be a function");
       return value as Logger;
     },
     fromText: null,
-  }),
-  choice: kind<string>({
+  },
+  choice: {
     flagType: "string",
     check(value, row, refuse) {
       const choices = row.choices ?? [];
@@ -237,8 +267,8 @@ export const KINDS = {
       return value as string;
     },
     fromText: asIs,
-  }),
-  denyList: kind<DenyList>({
+  },
+  denyList: {
     flagType: "string",
     check(value, _row, refuse) {
       if (!(value instanceof DenyList)) {
@@ -262,15 +292,15 @@ export const KINDS = {
         return refuse(reason, error.line === null ? "read" : "use");
       }
     },
-  }),
-} as const;
+  },
+};
 
 /** How an option's value is checked, and how its flag's text is read. */
-export type OptionKind = keyof typeof KINDS;
+export type OptionKind = keyof Kinds;
 
 /** The type of a checked value of kind `K`. */
-export type KindValue<K extends OptionKind> = (typeof KINDS)[K] extends
-  Kind<infer T> ? T : never;
+export type KindValue<K extends OptionKind> = Kinds[K] extends Kind<infer T> ? T
+  : never;
 
 function httpUrl(value: unknown): string | null {
   if (typeof value !== "string") return null;

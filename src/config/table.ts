@@ -9,8 +9,12 @@
  * @module
  */
 
-import { jsonLogger } from "../_util/log.ts";
-import { DEFAULT_SANDBOX, SCRIPT_POLICIES } from "../serving/pod_headers.ts";
+import { jsonLogger, type Logger } from "../_util/log.ts";
+import {
+  DEFAULT_SANDBOX,
+  SCRIPT_POLICIES,
+  type ScriptPolicy,
+} from "../serving/pod_headers.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
 
 export type { OptionKind } from "./kinds.ts";
@@ -58,8 +62,6 @@ export interface CliFlagSpec extends Omit<OptionSpec, "key" | "flag"> {
 
 /** A row of {@linkcode TABLE}. */
 export type TableRow = OptionSpec | CliFlagSpec;
-
-const MAX = Number.MAX_SAFE_INTEGER;
 
 /**
  * Every option and CLI-only flag, once. Options under a group
@@ -140,7 +142,6 @@ export const TABLE = [
     kind: "integer",
     default: 52_428_800,
     min: 1,
-    max: MAX,
     help: "upload limit in bytes",
   },
   {
@@ -150,7 +151,6 @@ export const TABLE = [
     kind: "integer",
     default: 268_435_456,
     min: 1,
-    max: MAX,
     help:
       "upload bytes the broker holds at once (announced, or the limit for chunked uploads); past it 503 busy",
   },
@@ -161,7 +161,6 @@ export const TABLE = [
     kind: "integer",
     default: 15_000,
     min: 1,
-    max: MAX,
     help: "an upload that sends no byte for this long gets 408 upload_timeout",
   },
   {
@@ -171,7 +170,6 @@ export const TABLE = [
     kind: "integer",
     default: 67_108_864,
     min: 0,
-    max: MAX,
     help:
       "bytes of small pods (up to 1 MiB each) kept as ready responses, least recently used dropped first; 0 turns the cache off",
   },
@@ -182,7 +180,6 @@ export const TABLE = [
     kind: "integer",
     default: 20_000,
     min: 1,
-    max: MAX,
     help:
       "a connection that has not sent a whole request head in this long gets 408 and is closed (Node build; Deno.serve has no such timeout)",
   },
@@ -208,15 +205,15 @@ export const TABLE = [
     flag: "sandbox",
     arg: "STR",
     kind: "sandbox",
-    default: DEFAULT_SANDBOX,
+    default: DEFAULT_SANDBOX as string,
     help: "the pods' sandbox tokens; allow-same-origin is refused",
   },
   {
     key: "podHeaderOptions.scriptPolicy",
     flag: "script-policy",
     kind: "choice",
-    choices: SCRIPT_POLICIES,
-    default: SCRIPT_POLICIES[0],
+    choices: SCRIPT_POLICIES as readonly ScriptPolicy[],
+    default: SCRIPT_POLICIES[0] as ScriptPolicy,
     help:
       "hashes: the pods' content policy allows only their own inline scripts, by SHA-256 (a script injected at run time does not run)",
   },
@@ -227,7 +224,6 @@ export const TABLE = [
     kind: "integer",
     default: 65_536,
     min: 16,
-    max: MAX,
     help: "largest signaling frame; larger ones close the socket with 1009",
   },
   {
@@ -237,7 +233,6 @@ export const TABLE = [
     kind: "integer",
     default: 32,
     min: 1,
-    max: MAX,
     help: "peers in one session; past it session_full",
   },
   {
@@ -247,7 +242,6 @@ export const TABLE = [
     kind: "integer",
     default: 10_000,
     min: 1,
-    max: MAX,
     help: "open WebSockets; past it 503 before the upgrade",
   },
   {
@@ -257,7 +251,6 @@ export const TABLE = [
     kind: "integer",
     default: 10_000,
     min: 1,
-    max: MAX,
     help: "a socket that has not joined by then is closed (1008)",
   },
   {
@@ -267,7 +260,6 @@ export const TABLE = [
     kind: "integer",
     default: 100,
     min: 1,
-    max: MAX,
     help: "token bucket size per socket",
   },
   {
@@ -277,7 +269,6 @@ export const TABLE = [
     kind: "integer",
     default: 50,
     min: 1,
-    max: MAX,
     help: "token refill per second per socket",
   },
   {
@@ -287,7 +278,6 @@ export const TABLE = [
     kind: "integer",
     default: 30_000,
     min: 1,
-    max: MAX,
     help: "ping interval; a peer silent for two intervals is dropped",
   },
   {
@@ -297,7 +287,6 @@ export const TABLE = [
     kind: "integer",
     default: 1_048_576,
     min: 1,
-    max: MAX,
     help:
       "unsent bytes one socket may hold; past it the socket is closed with 1013 and its peers get peer-left",
   },
@@ -424,18 +413,28 @@ export const TABLE = [
     key: "logger",
     flag: null,
     kind: "logger",
-    default: jsonLogger,
+    default: jsonLogger as Logger,
     defaultText: "JSON lines on stderr",
     help: "(level, message, fields) => void; silentLogger drops everything",
   },
-] as const satisfies readonly TableRow[];
+] as const;
+
+// The table's rows are checked against the row types here (`satisfies`
+// would hide the table's type from declaration emit).
+const ROWS: readonly TableRow[] = TABLE;
+
+// And no row has a field the row types do not name (a misspelt `requird`).
+type RowField = (typeof TABLE)[number] extends infer R
+  ? R extends unknown ? keyof R : never
+  : never;
+const _noStrayField: [Exclude<RowField, keyof OptionSpec>] extends [never]
+  ? true
+  : false = true;
 
 /** Whether `row` is an option of `createSignalServer` (not CLI-only). */
 export function isOption(row: TableRow): row is OptionSpec {
   return row.key !== null;
 }
-
-const ROWS: readonly TableRow[] = TABLE;
 
 /** Every option of `createSignalServer`, once: the rows of the table with a key. */
 export const OPTIONS: readonly OptionSpec[] = ROWS.filter(isOption);
