@@ -23,7 +23,7 @@ import {
   type RouteRequest,
 } from "./router.ts";
 import { requestTarget } from "./request_url.ts";
-import { type HubStats, SignalingHub } from "../signaling/hub.ts";
+import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { Metrics } from "../operator/metrics.ts";
 import { createAccessLog } from "../operator/access_log.ts";
@@ -80,7 +80,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
-      stats: (): HubStats => hub.stats,
+      stats: () => hub.counts,
     });
   const accessLog = options.accessLog === "off"
     ? null

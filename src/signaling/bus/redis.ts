@@ -22,7 +22,10 @@
  *
  * Every `heartbeatMs` a broker renews its entry in `nodes` (for three
  * beats) and removes the peers of any broker whose entry lapsed, so the
- * peers of a killed broker are reported left within four beats. Scripts
+ * peers of a killed broker are reported left within four beats. A beat
+ * costs O(1) in sessions and peers (one `ZADD`, one `ZRANGEBYSCORE` of the
+ * brokers); a dead broker's peers are removed {@linkcode REAP_BATCH} per
+ * script call, so Redis serves the others between calls. Scripts
  * touch keys they compute, so the bus needs a single Redis (or a primary
  * with replicas), not Redis Cluster.
  *
@@ -100,32 +103,57 @@ return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[
 const HEARTBEAT = `${NOW_MS}
 return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])`;
 
-// KEYS: nodes, peers, seq. ARGV: prefix, and a node to remove now (or '').
-// Removes every lapsed node (or the one named), publishing its peers' leaves.
+// KEYS: nodes, peers, seq. ARGV: prefix, a node to remove now (or ''), and
+// the most peers to remove in this call. Removes the peers of every lapsed
+// node (or of the one named), publishing their leaves, and a node once its
+// peers are gone. Returns {removed, 1 when peers remain (call again) or 0}.
+// The bound keeps one call short however many peers a dead broker held, so
+// Redis serves the other brokers between calls.
 const REAP = `${NOW_MS}
 local dead
 if ARGV[2] ~= '' then dead = {ARGV[2]}
 else dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now) end
+local budget = tonumber(ARGV[3])
 local count = 0
 for _, node in ipairs(dead) do
   local key = ARGV[1] .. 'node:' .. node
-  local held = redis.call('HGETALL', key)
-  for i = 1, #held, 2 do
-    local peer, session = held[i], held[i + 1]
-    local members = ARGV[1] .. 'session:' .. session
-    if redis.call('HGET', members, peer) == node then
-      redis.call('HDEL', members, peer)
-      redis.call('HDEL', KEYS[2], peer)
-      local seq = redis.call('INCR', KEYS[3])
-      redis.call('PUBLISH', ARGV[1] .. 's:' .. session,
-        'l ' .. seq .. ' ' .. peer .. ' ' .. node)
+  local cursor = '0'
+  repeat
+    if count >= budget then return {count, 1} end
+    local page = redis.call('HSCAN', key, cursor, 'COUNT', budget - count)
+    cursor = page[1]
+    local held = page[2]
+    for i = 1, #held, 2 do
+      -- HSCAN's COUNT is a hint: the page may hold more.
+      if count >= budget then return {count, 1} end
+      local peer, session = held[i], held[i + 1]
+      local members = ARGV[1] .. 'session:' .. session
+      if redis.call('HGET', members, peer) == node then
+        redis.call('HDEL', members, peer)
+        redis.call('HDEL', KEYS[2], peer)
+        local seq = redis.call('INCR', KEYS[3])
+        redis.call('PUBLISH', ARGV[1] .. 's:' .. session,
+          'l ' .. seq .. ' ' .. peer .. ' ' .. node)
+      end
+      redis.call('HDEL', key, peer)
       count = count + 1
     end
-  end
+  until cursor == '0'
+  -- One whole scan in this call: every peer the node held is gone.
   redis.call('DEL', key)
   redis.call('ZREM', KEYS[1], node)
 end
-return count`;
+return {count, 0}`;
+
+/**
+ * The most peers one call of the reaping script removes; a dead broker's
+ * peers take as many calls as they need, one after the other.
+ */
+export const REAP_BATCH = 500;
+
+// Calls of the reaping script in a row before the next beat takes over: at
+// most 2,000 × REAP_BATCH peers per beat.
+const MAX_REAP_CALLS = 2_000;
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -182,6 +210,7 @@ export class RedisBus implements Bus {
   #state: BusState = "down";
   #registered = false;
   #checking = false;
+  #reaping = false;
   #closed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #upWaiters: (() => void)[] = [];
@@ -379,13 +408,7 @@ export class RedisBus implements Bus {
     this.#timer = undefined;
     if (this.#cmd.status === "ready") {
       try {
-        await this.#script("podReap")(
-          this.#key("nodes"),
-          this.#key("peers"),
-          this.#key("seq"),
-          this.#prefix,
-          this.node,
-        );
+        await this.#reap(this.node);
       } catch {
         // Its entry lapses by itself, and the others remove its peers.
       }
@@ -499,13 +522,27 @@ export class RedisBus implements Bus {
   #beat(): void {
     if (this.#cmd.status !== "ready" || this.#sub.status !== "ready") return;
     this.#check();
-    this.#script("podReap")(
-      this.#key("nodes"),
-      this.#key("peers"),
-      this.#key("seq"),
-      this.#prefix,
-      "",
-    ).catch(() => {});
+    if (this.#reaping) return;
+    this.#reaping = true;
+    this.#reap("").catch(() => {}).finally(() => {
+      this.#reaping = false;
+    });
+  }
+
+  // Removes the peers of lapsed brokers (or of `node`), REAP_BATCH per
+  // script call, until none is left.
+  async #reap(node: string): Promise<void> {
+    for (let call = 0; call < MAX_REAP_CALLS; call++) {
+      const [, more] = await this.#script("podReap")(
+        this.#key("nodes"),
+        this.#key("peers"),
+        this.#key("seq"),
+        this.#prefix,
+        node,
+        REAP_BATCH,
+      ) as [number, number];
+      if (more !== 1 || this.#cmd.status !== "ready") return;
+    }
   }
 
   async #heartbeat(): Promise<boolean> {
