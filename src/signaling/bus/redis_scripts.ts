@@ -88,7 +88,9 @@ return {count, 0}`;
 export const REAP_BATCH = 500;
 
 /** The scripts by the name `RedisBus` defines them under, with their key counts. */
-export const SCRIPTS = {
+export const SCRIPTS: Readonly<
+  Record<string, { readonly lua: string; readonly keys: number }>
+> = {
   podJoin: { lua: JOIN, keys: 5 },
   podLeave: { lua: LEAVE, keys: 4 },
   podSnapshot: { lua: SNAPSHOT, keys: 2 },
