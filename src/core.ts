@@ -71,14 +71,20 @@ export {
   type HubStats,
   SignalingHub,
 } from "./signaling/hub.ts";
-export type {
-  CandidateData,
-  ClientMessage,
-  SdpData,
-  SignalErrorCode,
+export {
+  type CandidateData,
+  type ClientMessage,
+  type SdpData,
+  SIGNAL_ERROR_CODES,
+  type SignalData,
+  type SignalErrorCode,
 } from "./signaling/messages.ts";
 export type { PodRecord, Registry } from "./registries/types.ts";
-export type { PeerSocket } from "./signaling/types.ts";
+export type {
+  HubOptions,
+  PeerSocket,
+  SignalingLimits,
+} from "./signaling/types.ts";
 export type {
   PodHeaderOptions,
   SignalingOptions,

@@ -24,7 +24,7 @@ import {
   type RouteRequest,
 } from "./router.ts";
 import { requestTarget } from "./request_url.ts";
-import { type HubStats, SignalingHub } from "../signaling/hub.ts";
+import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { Metrics } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
@@ -83,7 +83,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
-      stats: (): HubStats => hub.stats,
+      stats: () => hub.counts,
     });
   const accessLog = options.accessLog === "off"
     ? null

@@ -95,7 +95,7 @@ export interface MetricsStats {
 export interface MetricsOptions {
   /**
    * Reads the live socket, session and peer counts at each scrape, such as
-   * `() => hub.stats`. Absent, those gauges are not reported.
+   * `() => hub.counts`. Absent, those gauges are not reported.
    */
   stats?: () => MetricsStats;
   /**

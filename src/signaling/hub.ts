@@ -137,6 +137,18 @@ export class SignalingHub {
     }
   }
 
+  /**
+   * The live counts without the origins: constant time, for a metrics
+   * scrape (the origins take a sort of every distinct `Origin`).
+   */
+  get counts(): { sockets: number; sessions: number; peers: number } {
+    return {
+      sockets: this.#live.size,
+      sessions: this.#membership.sessions,
+      peers: this.#membership.peers,
+    };
+  }
+
   /** Live figures: sockets, sessions, peers and origins. */
   get stats(): HubStats {
     const stats: HubStats = {

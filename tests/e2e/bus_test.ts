@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { Redis } from "ioredis";
 import type { LogLevel } from "../../src/_util/log.ts";
 import { type Bus, LocalBus } from "../../src/signaling/bus/mod.ts";
-import { createRedisBus } from "../../src/signaling/bus/redis.ts";
+import { createRedisBus, REAP_BATCH } from "../../src/signaling/bus/redis.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import {
   signedPod,
@@ -297,6 +297,64 @@ redisTest(
         // already gone
       }
       await child.status;
+    }
+  },
+);
+
+redisTest(
+  "RedisBus: the peers of a dead broker are removed in script calls of at most REAP_BATCH, so Redis serves others between them",
+  async () => {
+    await using redis = await startRedis();
+    const probe = new Redis(redis.url);
+    const watcher = new Redis(redis.url);
+    try {
+      // A broker that died holding 1,200 peers in 40 sessions, as its JOINs
+      // left them in Redis; its heartbeat entry lapsed long ago.
+      const dead = "dead000000000000";
+      const peers = 1_200;
+      const write = probe.pipeline().zadd("pod-broker:nodes", 0, dead);
+      for (let i = 0; i < peers; i++) {
+        const peer = `P${String(i).padStart(15, "0")}`;
+        const session = `reap-${i % 40}`;
+        write.hset(`pod-broker:node:${dead}`, peer, session);
+        write.hset(`pod-broker:session:${session}`, peer, dead);
+        write.hset("pod-broker:peers", peer, dead);
+      }
+      await write.exec();
+      // Every command Redis runs, in order; a script's commands ("lua") come
+      // in one unbroken run, since a script is atomic.
+      const runs: number[] = [0];
+      const monitor = await watcher.monitor();
+      monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        if (source !== "lua") {
+          if (runs.at(-1) !== 0) runs.push(0);
+        } else if (args[0]?.toLowerCase() === "publish") {
+          runs[runs.length - 1]! += 1;
+        }
+      });
+      const bus = await createRedisBus({ url: redis.url, heartbeatMs: 100 });
+      try {
+        await until(
+          async () =>
+            (await probe.zscore("pod-broker:nodes", dead)) === null &&
+            (await probe.hlen("pod-broker:peers")) === 0,
+          "the dead broker to be reaped",
+        );
+      } finally {
+        await bus.close();
+      }
+      monitor.disconnect();
+      const published = runs.reduce((sum, run) => sum + run, 0);
+      assert.equal(published, peers, "one peer-left per peer");
+      assert.ok(
+        Math.max(...runs) <= REAP_BATCH,
+        `a script call published ${Math.max(...runs)} leaves`,
+      );
+      assert.equal(await probe.exists(`pod-broker:node:${dead}`), 0);
+      assert.equal(await probe.exists("pod-broker:session:reap-7"), 0);
+    } finally {
+      probe.disconnect();
+      watcher.disconnect();
     }
   },
 );

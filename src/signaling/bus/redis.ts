@@ -22,7 +22,10 @@
  *
  * Every `heartbeatMs` a broker renews its entry in `nodes` (for three
  * beats) and removes the peers of any broker whose entry lapsed, so the
- * peers of a killed broker are reported left within four beats. Scripts
+ * peers of a killed broker are reported left within four beats. A beat
+ * costs O(1) in sessions and peers (one `ZADD`, one `ZRANGEBYSCORE` of the
+ * brokers); a dead broker's peers are removed {@linkcode REAP_BATCH} per
+ * script call, so Redis serves the others between calls. Scripts
  * touch keys they compute, so the bus needs a single Redis (or a primary
  * with replicas), not Redis Cluster.
  *
@@ -33,6 +36,7 @@ import { Redis } from "ioredis";
 import { randomAlphanumeric } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { scrubSecrets, urlSecrets } from "../../_util/secrets.ts";
+import { REAP_BATCH, SCRIPTS } from "./redis_scripts.ts";
 import type {
   Bus,
   BusDelivery,
@@ -68,65 +72,11 @@ export const DEFAULT_BUS_HEARTBEAT_MS = 5_000;
 /** Heartbeats a broker may miss before it is taken for dead. */
 export const BUS_MISSED_BEATS = 3;
 
-const NOW_MS = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+// Calls of the reaping script in a row before the next beat takes over: at
+// most 2,000 × REAP_BATCH peers per beat.
+const MAX_REAP_CALLS = 2_000;
 
-// KEYS: session, peers, node hash, seq, nodes.
-// ARGV: peer, node, max, channel, session name.
-const JOIN = `
-if not redis.call('ZSCORE', KEYS[5], ARGV[2]) then return {-3} end
-if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return {-1} end
-if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {-2} end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
-local seq = redis.call('INCR', KEYS[4])
-redis.call('PUBLISH', ARGV[4], 'j ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
-return {seq, redis.call('HGETALL', KEYS[1])}`;
-
-// KEYS: session, peers, node hash, seq. ARGV: peer, node, channel.
-const LEAVE = `
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-local seq = redis.call('INCR', KEYS[4])
-redis.call('PUBLISH', ARGV[3], 'l ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
-return seq`;
-
-// KEYS: session, seq.
-const SNAPSHOT = `
-return {tonumber(redis.call('GET', KEYS[2]) or '0'), redis.call('HGETALL', KEYS[1])}`;
-
-// KEYS: nodes. ARGV: node, ttl ms. Returns 1 when the node was not there.
-const HEARTBEAT = `${NOW_MS}
-return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])`;
-
-// KEYS: nodes, peers, seq. ARGV: prefix, and a node to remove now (or '').
-// Removes every lapsed node (or the one named), publishing its peers' leaves.
-const REAP = `${NOW_MS}
-local dead
-if ARGV[2] ~= '' then dead = {ARGV[2]}
-else dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now) end
-local count = 0
-for _, node in ipairs(dead) do
-  local key = ARGV[1] .. 'node:' .. node
-  local held = redis.call('HGETALL', key)
-  for i = 1, #held, 2 do
-    local peer, session = held[i], held[i + 1]
-    local members = ARGV[1] .. 'session:' .. session
-    if redis.call('HGET', members, peer) == node then
-      redis.call('HDEL', members, peer)
-      redis.call('HDEL', KEYS[2], peer)
-      local seq = redis.call('INCR', KEYS[3])
-      redis.call('PUBLISH', ARGV[1] .. 's:' .. session,
-        'l ' .. seq .. ' ' .. peer .. ' ' .. node)
-      count = count + 1
-    end
-  end
-  redis.call('DEL', key)
-  redis.call('ZREM', KEYS[1], node)
-end
-return count`;
+export { REAP_BATCH };
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -183,6 +133,7 @@ export class RedisBus implements Bus {
   #state: BusState = "down";
   #registered = false;
   #checking = false;
+  #reaping = false;
   #closed = false;
   #timer: ReturnType<typeof setInterval> | undefined;
   #upWaiters: (() => void)[] = [];
@@ -237,15 +188,7 @@ export class RedisBus implements Bus {
       autoResubscribe: true,
       maxRetriesPerRequest: null,
     });
-    for (
-      const [name, lua, keys] of [
-        ["podJoin", JOIN, 5],
-        ["podLeave", LEAVE, 4],
-        ["podSnapshot", SNAPSHOT, 2],
-        ["podHeartbeat", HEARTBEAT, 1],
-        ["podReap", REAP, 3],
-      ] as const
-    ) {
+    for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
       this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
     }
     for (const client of [this.#cmd, this.#sub]) {
@@ -380,13 +323,7 @@ export class RedisBus implements Bus {
     this.#timer = undefined;
     if (this.#cmd.status === "ready") {
       try {
-        await this.#script("podReap")(
-          this.#key("nodes"),
-          this.#key("peers"),
-          this.#key("seq"),
-          this.#prefix,
-          this.node,
-        );
+        await this.#reap(this.node);
       } catch {
         // Its entry lapses by itself, and the others remove its peers.
       }
@@ -498,13 +435,27 @@ export class RedisBus implements Bus {
   #beat(): void {
     if (this.#cmd.status !== "ready" || this.#sub.status !== "ready") return;
     this.#check();
-    this.#script("podReap")(
-      this.#key("nodes"),
-      this.#key("peers"),
-      this.#key("seq"),
-      this.#prefix,
-      "",
-    ).catch(() => {});
+    if (this.#reaping) return;
+    this.#reaping = true;
+    this.#reap("").catch(() => {}).finally(() => {
+      this.#reaping = false;
+    });
+  }
+
+  // Removes the peers of lapsed brokers (or of `node`), REAP_BATCH per
+  // script call, until none is left.
+  async #reap(node: string): Promise<void> {
+    for (let call = 0; call < MAX_REAP_CALLS; call++) {
+      const [, more] = await this.#script("podReap")(
+        this.#key("nodes"),
+        this.#key("peers"),
+        this.#key("seq"),
+        this.#prefix,
+        node,
+        REAP_BATCH,
+      ) as [number, number];
+      if (more !== 1 || this.#cmd.status !== "ready") return;
+    }
   }
 
   async #heartbeat(): Promise<boolean> {
