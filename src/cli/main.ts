@@ -42,7 +42,7 @@ Usage:
   pod-broker keygen [--out FILE]        make an Ed25519 key (PKCS#8 PEM)
   pod-broker sign --key FILE [--name NAME] [--created-at] [--out FILE] POD.html
   pod-broker verify POD.html            check a signed pod
-  pod-broker publish --broker URL [--key FILE] [--name NAME] POD.html
+  pod-broker publish --broker URL [--key FILE] [--name NAME] [--update ID] POD.html
                                         sign (with a fresh key if none) and upload
   pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME]
   pod-broker list (--data-dir D | --registry postgres --database-url URL) [--owner KEY]
