@@ -178,7 +178,10 @@ async function keptName(
   const signed = await verifyPod(await readBytes(input)).catch(() => null);
   if (signed?.manifest.name !== undefined) return signed.manifest.name;
   const meta = await fetch(new URL(`${id}/meta`, base)).catch(() => null);
-  const body = await meta?.json().catch(() => null);
+  const body = await meta?.json().catch(() => null) as
+    | { name?: unknown }
+    | null
+    | undefined;
   return typeof body?.name === "string" ? body.name : undefined;
 }
 
