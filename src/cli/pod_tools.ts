@@ -1,6 +1,7 @@
 /**
- * The pod author's commands: `keygen`, `sign`, `verify` and `publish` (their
- * `--help` is answered by `runCli`). A file that is not a valid pod is
+ * The pod author's commands: `keygen`, `sign`, `verify` and `publish` (an
+ * upload, or with `--update ID` a replacement; their `--help` is answered by
+ * `runCli`). A file that is not a valid pod is
  * reported on one line with its code and what to do.
  *
  * @module
@@ -9,6 +10,7 @@
 import { writeFile } from "node:fs/promises";
 import process from "node:process";
 import { encodeBase64Url } from "../_util/encoding.ts";
+import { isPodId } from "../_util/id.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { PodError } from "../pod/errors.ts";
 import { parsePod } from "../pod/format.ts";
@@ -99,41 +101,62 @@ export async function verifyCommand(args: string[]): Promise<number> {
   }
 }
 
-/** `publish --broker URL [--key FILE] [--name N] POD.html`: sign and upload. */
+/**
+ * `publish --broker URL [--key FILE] [--name N] [--update ID] POD.html`:
+ * sign and upload. With `--update ID` it replaces pod ID (`PUT /ID`): with
+ * `--key` the file is re-signed with a fresh `createdAt`, keeping the name
+ * (the file's manifest's, else the stored pod's); without, the file is
+ * sent as signed.
+ */
 export async function publish(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
     broker: { type: "string" },
     key: { type: "string" },
     name: { type: "string" },
     "created-at": { type: "boolean" },
+    update: { type: "string" },
   }, true);
   if (values.broker === undefined) {
     throw new UsageError("publish needs --broker URL");
   }
+  const update = values.update;
+  if (update !== undefined && !isPodId(update)) {
+    throw new UsageError(`Cannot use --update '${update}': not a pod id`);
+  }
   const input = onePositional(positionals, "publish");
-  let endpoint: URL;
+  let base: URL;
   try {
-    endpoint = new URL(
-      "pods",
+    base = new URL(
       values.broker.endsWith("/") ? values.broker : `${values.broker}/`,
     );
   } catch {
     throw new UsageError(`Cannot use --broker '${values.broker}': not a URL`);
   }
-  let seed: Uint8Array;
-  if (values.key !== undefined) {
-    seed = await readKey(values.key);
+  const endpoint = new URL(update ?? "pods", base);
+  let pod: Uint8Array;
+  if (update !== undefined) {
+    pod = values.key === undefined
+      ? await readBytes(input)
+      : await signFile(input, await readKey(values.key), {
+        name: values.name ?? await keptName(input, base, update),
+        "created-at": true,
+      });
   } else {
-    seed = (await generateKeyPair()).seed;
-    stderr(
-      "pod-broker: signing with a fresh key (pass --key FILE to keep one)\n",
-    );
+    let seed: Uint8Array;
+    if (values.key !== undefined) {
+      seed = await readKey(values.key);
+    } else {
+      seed = (await generateKeyPair()).seed;
+      stderr(
+        "pod-broker: signing with a fresh key (pass --key FILE to keep one)\n",
+      );
+    }
+    pod = await signFile(input, seed, values);
   }
-  const pod = await signFile(input, seed, values);
   let response: Response;
   try {
     response = await fetch(endpoint, {
-      method: "POST",
+      method: update === undefined ? "POST" : "PUT",
       headers: { "Content-Type": "text/html; charset=utf-8" },
       body: pod as Uint8Array<ArrayBuffer>,
     });
@@ -148,14 +171,31 @@ export async function publish(args: string[]): Promise<number> {
   const body = await response.json().catch(() => null) as
     | { url?: string; code?: string; detail?: string }
     | null;
-  if (response.status !== 201 || body?.url === undefined) {
+  if (!response.ok || body?.url === undefined) {
     const reason = body?.code
       ? `${body.code}: ${body.detail}`
       : `HTTP ${response.status}`;
-    stderr(`pod-broker: ${oneLine(`upload refused: ${reason}`)}\n`);
+    const what = update === undefined ? "upload" : "update";
+    stderr(`pod-broker: ${oneLine(`${what} refused: ${reason}`)}\n`);
     return 1;
   }
   return print(`${body.url}\n`);
+}
+
+/** The name an update keeps: the file's manifest's, else the stored pod's. */
+async function keptName(
+  input: string,
+  base: URL,
+  id: string,
+): Promise<string | undefined> {
+  const signed = await verifyPod(await readBytes(input)).catch(() => null);
+  if (signed?.manifest.name !== undefined) return signed.manifest.name;
+  const meta = await fetch(new URL(`${id}/meta`, base)).catch(() => null);
+  const body = await meta?.json().catch(() => null) as
+    | { name?: unknown }
+    | null
+    | undefined;
+  return typeof body?.name === "string" ? body.name : undefined;
 }
 
 /** The system's code for a failed fetch (`ECONNREFUSED`), or its reason. */

@@ -44,12 +44,15 @@ about a page larger than a broker's default limit.`,
   },
   publish: {
     synopsis:
-      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--created-at] POD.html",
+      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--created-at] [--update ID] POD.html",
     summary: "sign (with a fresh key if none) and upload",
     details:
       `Signs POD.html (a page signed before keeps its name unless --name is given;
 the time becomes the time of signing) and uploads it to the broker at URL;
-prints the pod's URL. Exit 1 when the broker refuses it.`,
+prints the pod's URL. With --update ID it replaces pod ID (PUT /ID) instead:
+with --key the file is re-signed with a fresh time, keeping its name (else
+the stored pod's); without --key it is sent as signed. Exit 1 when the
+broker refuses it.`,
   },
   build: {
     synopsis:

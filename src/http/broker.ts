@@ -14,7 +14,8 @@ import { BrokerError, problem } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
 import { handleHealth } from "./routes/health.ts";
 import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
-import { handleUpload } from "./routes/upload.ts";
+import { handleUpload, type UploadContext } from "./routes/upload.ts";
+import { handleUpdate } from "./routes/update.ts";
 import {
   type Admission,
   allowedMethods,
@@ -105,39 +106,69 @@ export function createBroker(options: ResolvedOptions): Broker {
   const meta = ({ baseUrl, id }: RouteRequest) =>
     handleMeta(id, podContext(baseUrl));
 
+  const update = ({ request, baseUrl, id }: RouteRequest) =>
+    counted(
+      handleUpdate(request, id, uploadContext(baseUrl)),
+      () => metrics?.updateAccepted(),
+      (code) => metrics?.updateRefused(code),
+    );
+
+  function uploadContext(baseUrl: string): UploadContext {
+    return {
+      registry: options.registry,
+      maxBlobBytes: options.maxBlobBytes,
+      budget,
+      uploadTimeoutMs: options.uploadTimeoutMs,
+      baseUrl,
+      denyList: options.denyList,
+    };
+  }
+
+  /** Counts an upload or an update as accepted, or refused by its code. */
+  async function counted(
+    answer: Promise<Response>,
+    accepted: () => void,
+    refused: (code: string) => void,
+  ): Promise<Response> {
+    try {
+      const response = await answer;
+      accepted();
+      return response;
+    } catch (error) {
+      refused(
+        error instanceof BrokerError || error instanceof PodError
+          ? error.code
+          : "internal_error",
+      );
+      throw error;
+    }
+  }
+
   /** The route table (see src/http/router.ts). */
   const routes: Route[] = [
     {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: async ({ request, baseUrl }) => {
-          try {
-            const created = await handleUpload(request, {
-              registry: options.registry,
-              maxBlobBytes: options.maxBlobBytes,
-              budget,
-              uploadTimeoutMs: options.uploadTimeoutMs,
-              baseUrl,
-              denyList: options.denyList,
-            });
-            metrics?.uploadAccepted();
-            return created;
-          } catch (error) {
-            metrics?.uploadRefused(
-              error instanceof BrokerError || error instanceof PodError
-                ? error.code
-                : "internal_error",
-            );
-            throw error;
-          }
-        },
+        POST: ({ request, baseUrl }) =>
+          counted(
+            handleUpload(request, uploadContext(baseUrl)),
+            () => metrics?.uploadAccepted(),
+            (code) => metrics?.uploadRefused(code),
+          ),
       },
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
     { pattern: "/signal", cors: false, methods: { GET: admit } },
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
-    { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
+    {
+      pattern: "/:id",
+      cors: false,
+      // PUT only on a registry that can update (else 405, Allow: GET, HEAD).
+      methods: options.registry.updatePod
+        ? { GET: pod, HEAD: pod, PUT: update }
+        : { GET: pod, HEAD: pod },
+    },
   ];
   const matchRoute = createRouteMatcher(routes);
 

@@ -29,6 +29,8 @@ export const PROBLEM_CODES = {
   content_denied: { status: 403, title: "Forbidden" },
   pod_deleted: { status: 410, title: "Gone" },
   bus_down: { status: 503, title: "Service Unavailable" },
+  owner_mismatch: { status: 403, title: "Forbidden" },
+  stale_update: { status: 409, title: "Conflict" },
 } as const;
 
 /** Seconds a client refused with `busy` is asked to wait (`Retry-After`). */

@@ -276,6 +276,15 @@ export class Metrics implements Disposable, SignalingObserver {
     "Uploads refused, by problem code.",
     ["code"],
   );
+  #updatesAccepted = new Counter(
+    "pod_broker_updates_accepted_total",
+    "Pods replaced by PUT /:id.",
+  );
+  #updatesRefused = new Counter(
+    "pod_broker_updates_refused_total",
+    "Updates (PUT /:id) refused, by problem code.",
+    ["code"],
+  );
   #podHits = new Counter(
     "pod_broker_pod_hits_total",
     "Pods served with 200 (the hits counted in the registry).",
@@ -365,6 +374,20 @@ export class Metrics implements Disposable, SignalingObserver {
     this.#uploadsRefused.inc({ code: code in PROBLEM_CODES ? code : "other" });
   }
 
+  /** Records a pod replaced by `PUT /:id`. */
+  updateAccepted(): void {
+    this.#updatesAccepted.inc();
+  }
+
+  /**
+   * Records a refused update.
+   *
+   * @param code Its problem code (`stale_update`, `owner_mismatch`, ...).
+   */
+  updateRefused(code: string): void {
+    this.#updatesRefused.inc({ code: code in PROBLEM_CODES ? code : "other" });
+  }
+
   /** Records a pod served with 200. */
   podHit(): void {
     this.#podHits.inc();
@@ -420,6 +443,8 @@ export class Metrics implements Disposable, SignalingObserver {
         this.#bytesOut,
         this.#uploadsAccepted,
         this.#uploadsRefused,
+        this.#updatesAccepted,
+        this.#updatesRefused,
         this.#podHits,
         this.#signals,
         this.#signalingErrors,
@@ -475,6 +500,8 @@ export class Metrics implements Disposable, SignalingObserver {
       this.#bytesOut,
       this.#uploadsAccepted,
       this.#uploadsRefused,
+      this.#updatesAccepted,
+      this.#updatesRefused,
       this.#podHits,
       this.#signals,
       this.#signalingErrors,

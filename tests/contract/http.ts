@@ -93,6 +93,8 @@ test("POST /pods, GET /:id and /meta: round trip with exact bytes and counted hi
     "createdAt",
     "uploadedAt",
     "hits",
+    "version",
+    "updatedAt",
   ]);
   assert.equal(meta.id, created.id);
   assert.equal(meta.url, created.url);
@@ -463,7 +465,7 @@ test("Wrong methods get 405 with Allow; unknown paths 404; /signal without upgra
     ["GET", "/pods", "POST, OPTIONS"],
     ["DELETE", "/pods", "POST, OPTIONS"],
     ["POST", "/health", "GET, HEAD, OPTIONS"],
-    ["POST", "/AAAAAAAAAAAA", "GET, HEAD"],
+    ["POST", "/AAAAAAAAAAAA", "GET, HEAD, PUT"],
     ["PUT", "/AAAAAAAAAAAA/meta", "GET, HEAD, OPTIONS"],
     ["POST", "/signal", "GET"],
   ];

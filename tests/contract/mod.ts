@@ -11,6 +11,7 @@ import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
+import { UPDATE_CASES } from "./updates.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
 export type { ContractApi, ContractCase, Runtime } from "./_support.ts";
@@ -26,6 +27,7 @@ export const CASES: readonly ContractCase[] = [
   ...SCALEOUT_CASES,
   ...CLI_CASES,
   ...ADAPTER_CASES,
+  ...UPDATE_CASES,
 ];
 
 const names = new Set<string>();

@@ -2,7 +2,8 @@
 // (tests/support/postgres.ts), a fresh database per test. The shared registry
 // contract, then what only Postgres has: concurrent migrations, a broker
 // killed mid-upload, the server going down and coming back, passwords kept
-// out of every message, and the CLI (`serve`, `list`, `delete`).
+// out of every message, hits written in batches. The CLI is in
+// postgres_cli_test.ts.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
@@ -13,7 +14,7 @@ import {
 } from "../../src/registries/postgres.ts";
 import { childPod } from "../support/pg_upload_child.ts";
 import { postgresForFile } from "../support/postgres.ts";
-import { MOD, signedPod, startServer, upload } from "../support/helpers.ts";
+import { signedPod, startServer, upload } from "../support/helpers.ts";
 import {
   assertSameBytes,
   checkHitBatching,
@@ -388,192 +389,6 @@ pgTest(
       await got.body?.cancel();
     } finally {
       await registry.close();
-    }
-  },
-);
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the Deno CLI to the end with `env` added. */
-async function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
-}
-
-/** A CLI broker; everything it prints is kept (to look for the password). */
-async function spawnCliBroker(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ port: number; stop(): Promise<Run> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args, "--port", "0", "--hostname", "127.0.0.1"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).spawn();
-  let err = "";
-  const stdout = new Response(child.stdout).text();
-  const stderrDone = (async () => {
-    for await (
-      const chunk of child.stderr.pipeThrough(new TextDecoderStream())
-    ) err += chunk;
-  })();
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already ended
-    }
-    const { code } = await child.status;
-    await stderrDone;
-    return { code, stdout: await stdout, stderr: err };
-  };
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(err);
-    if (match) return { port: Number(match[1]), stop };
-    const ended = await Promise.race([
-      child.status.then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 50)),
-    ]);
-    if (ended) break;
-  }
-  const run = await stop();
-  throw new Error(`The broker did not start: ${run.stderr}`);
-}
-
-function assertNoPassword(run: Run, password: string) {
-  assert.ok(!run.stdout.includes(password), `in stdout: ${run.stdout}`);
-  assert.ok(!run.stderr.includes(password), `in stderr: ${run.stderr}`);
-}
-
-pgTest(
-  "cli: serve, list and delete with --registry postgres --database-url",
-  async () => {
-    const url = server().url(await server().createDatabase());
-    const { password } = server();
-    const broker = await spawnCliBroker([
-      "--registry",
-      "postgres",
-      "--database-url",
-      url,
-    ]);
-    let served: Run | null = null;
-    try {
-      const base = `http://127.0.0.1:${broker.port}`;
-      const pod = await signedPod();
-      const created = await upload(base, pod);
-      assert.equal(created.status, 201, await created.clone().text());
-      const { id } = await created.json();
-      const got = await fetch(`${base}/${id}`);
-      assert.equal(got.status, 200);
-      assertSameBytes(new Uint8Array(await got.arrayBuffer()), pod, "served");
-
-      const flags = ["--registry", "postgres", "--database-url", url];
-      const listed = await cli(["list", ...flags]);
-      assert.equal(listed.code, 0, listed.stderr);
-      const records = listed.stdout.trim().split("\n").map((line) =>
-        JSON.parse(line)
-      );
-      assert.deepEqual(records.map((record) => record.id), [id]);
-      assert.equal(records[0].blobSize, pod.length);
-      assertNoPassword(listed, password);
-
-      const deleted = await cli(["delete", id, ...flags]);
-      assert.equal(deleted.code, 0, deleted.stderr);
-      assert.equal(deleted.stdout, `deleted ${id}\n`);
-      assertNoPassword(deleted, password);
-      const gone = await fetch(`${base}/${id}`);
-      assert.equal(gone.status, 410);
-      assert.equal((await gone.json()).code, "pod_deleted");
-
-      const again = await cli(["delete", id, ...flags]);
-      assert.equal(again.code, 1);
-      assert.match(again.stderr, /Cannot delete '.+': no such pod/);
-      const empty = await cli(["list", ...flags]);
-      assert.equal(empty.code, 0, empty.stderr);
-      assert.equal(empty.stdout, "");
-    } finally {
-      served = await broker.stop();
-    }
-    assert.equal(served.code, 0, served.stderr);
-    assertNoPassword(served, password);
-  },
-);
-
-pgTest(
-  "cli: DATABASE_URL from the environment, and usage errors that hide the password",
-  async () => {
-    const database = await server().createDatabase();
-    const url = server().url(database);
-    const { password, port } = server();
-    const env = { DATABASE_URL: url };
-    const broker = await spawnCliBroker(["--registry", "postgres"], env);
-    let served: Run;
-    try {
-      const created = await upload(
-        `http://127.0.0.1:${broker.port}`,
-        await signedPod(),
-      );
-      assert.equal(created.status, 201);
-      await created.body?.cancel();
-      const listed = await cli(["list", "--registry", "postgres"], env);
-      assert.equal(listed.code, 0, listed.stderr);
-      assert.equal(listed.stdout.trim().split("\n").length, 1);
-    } finally {
-      served = await broker.stop();
-    }
-    assertNoPassword(served, password);
-
-    const wrong =
-      `postgres://postgres:not-${password}@127.0.0.1:${port}/${database}`;
-    const cases: [string[], Record<string, string>, RegExp][] = [
-      [
-        ["list", "--registry", "postgres", "--database-url", wrong],
-        {},
-        new RegExp(
-          `Cannot use --database-url: PostgreSQL at 127\\.0\\.0\\.1:${port}/${database} said: password authentication failed`,
-        ),
-      ],
-      [
-        ["delete", "AAAAAAAAAAAA", "--registry", "postgres"],
-        { DATABASE_URL: wrong },
-        /Cannot use env DATABASE_URL: PostgreSQL at .* said: password/,
-      ],
-      [
-        ["list", "--registry", "postgres"],
-        { DATABASE_URL: "" },
-        /--registry postgres needs --database-url URL or env DATABASE_URL/,
-      ],
-      [
-        ["list", "--registry", "postgres", "--database-url", `x${password}`],
-        {},
-        /Cannot use --database-url: expected postgres:\/\//,
-      ],
-      [
-        ["list", "--registry", "sqlite", "--database-url", url],
-        {},
-        /--database-url needs --registry postgres/,
-      ],
-    ];
-    for (const [args, caseEnv, reason] of cases) {
-      const run = await cli(args, caseEnv);
-      assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
-      assert.match(run.stderr, reason);
-      assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-      assertNoPassword(run, password);
     }
   },
 );

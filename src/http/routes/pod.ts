@@ -177,6 +177,8 @@ export async function handleMeta(
     createdAt: record.createdAt,
     uploadedAt: record.uploadedAt,
     hits: record.hits,
+    version: record.version ?? 1,
+    updatedAt: record.updatedAt ?? record.uploadedAt,
   }, { headers: { "Cache-Control": "no-cache" } });
 }
 

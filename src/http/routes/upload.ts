@@ -1,7 +1,8 @@
 /**
  * `POST /pods`: media type, the size limit (from Content-Length, then while
  * the body streams in), the upload budget, the progress deadline,
- * `createPod`, and `201 Created`.
+ * `createPod`, and `201 Created`. `PUT /:id` receives its body the same
+ * way ({@linkcode receivePod}).
  *
  * @module
  */
@@ -10,7 +11,8 @@ import { createHash } from "node:crypto";
 import { storePod } from "../create_pod.ts";
 import { BrokerError } from "../problem.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
-import type { Registry } from "../../registries/types.ts";
+import type { PodRecord, Registry } from "../../registries/types.ts";
+import type { VerifiedPod } from "../../pod/verify.ts";
 import type { UploadBudget } from "../upload_budget.ts";
 
 /** What the upload route needs from the broker. */
@@ -42,6 +44,37 @@ export async function handleUpload(
   request: Request,
   context: UploadContext,
 ): Promise<Response> {
+  const record = await receivePod(
+    request,
+    context,
+    (blob, sha256) =>
+      storePod(context.registry, blob, {
+        maxBlobBytes: context.maxBlobBytes,
+        sha256,
+        admit: admitter(context),
+      }),
+  );
+  const body = envelope(record, context.baseUrl);
+  return Response.json(body, { status: 201, headers: { Location: body.url } });
+}
+
+/**
+ * Receives a pod body the way `POST /pods` does, for it and `PUT /:id`:
+ * the size limit (from Content-Length, then while the body streams in),
+ * the media type, the upload budget (held until `store` settles) and the
+ * progress deadline; then `store` gets the bytes and their SHA-256.
+ *
+ * @param request The request with the pod as its body.
+ * @param context Limits and budget.
+ * @param store Verifies and stores the pod.
+ * @returns What `store` returns.
+ * @throws {BrokerError} For every refusal.
+ */
+export async function receivePod<T>(
+  request: Request,
+  context: UploadContext,
+  store: (blob: Uint8Array, sha256: Uint8Array) => Promise<T>,
+): Promise<T> {
   const { maxBlobBytes } = context;
   const length = request.headers.get("Content-Length");
   if (length !== null && Number(length) > maxBlobBytes) {
@@ -70,32 +103,40 @@ export async function handleUpload(
     const { blob, sha256 } = known && announced <= WHOLE_BODY_BYTES
       ? await readSmallBody(request, context.uploadTimeoutMs)
       : await readBody(request.body, announced, known, context);
-    const record = await storePod(context.registry, blob, {
-      maxBlobBytes,
-      sha256,
-      admit: (pod) => {
-        const code = context.denyList?.denies(pod);
-        if (code) {
-          throw new BrokerError(
-            code,
-            code === "owner_denied"
-              ? "Cannot accept the pod: its owner key is denied by the operator"
-              : "Cannot accept the pod: its content is denied by the operator",
-          );
-        }
-      },
-    });
-    const url = `${context.baseUrl}/${record.id}`;
-    const body = {
-      id: record.id,
-      url,
-      ownerPubkey: record.ownerPubkey,
-      blobSize: record.blobSize,
-    };
-    return Response.json(body, { status: 201, headers: { Location: url } });
+    return await store(blob, sha256);
   } finally {
     release();
   }
+}
+
+/** The deny list's check of a verified pod, as `admit` of `storePod`. */
+export function admitter(
+  context: UploadContext,
+): (pod: VerifiedPod) => void {
+  return (pod) => {
+    const code = context.denyList?.denies(pod);
+    if (code) {
+      throw new BrokerError(
+        code,
+        code === "owner_denied"
+          ? "Cannot accept the pod: its owner key is denied by the operator"
+          : "Cannot accept the pod: its content is denied by the operator",
+      );
+    }
+  };
+}
+
+/** The answer's body: `{id, url, ownerPubkey, blobSize}`. */
+export function envelope(
+  record: PodRecord,
+  baseUrl: string,
+): { id: string; url: string; ownerPubkey: string; blobSize: number } {
+  return {
+    id: record.id,
+    url: `${baseUrl}/${record.id}`,
+    ownerPubkey: record.ownerPubkey,
+    blobSize: record.blobSize,
+  };
 }
 
 /**
