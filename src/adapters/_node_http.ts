@@ -20,10 +20,15 @@ import type { Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
 
 /**
- * How long a connection closed with a body still arriving keeps reading and
- * dropping it, so that the client sees the response rather than a reset.
+ * A response sent before its request body was read whole (an upload refused
+ * with 413) is followed by a lingering close, as nginx does: what still
+ * arrives of the body is read and dropped, so that the client sees the
+ * response rather than a reset, for at most this long in all (nginx's
+ * `lingering_time`)...
  */
-const LINGER_MS = 2_000;
+const LINGER_MS = 30_000;
+/** ... with at most this long between two reads (`lingering_timeout`). */
+const LINGER_IDLE_MS = 5_000;
 
 /** Answers one HTTP request through the broker. */
 export async function serveHttp(
@@ -31,6 +36,7 @@ export async function serveHttp(
   req: IncomingMessage,
   res: ServerResponse,
   logger: Logger,
+  lingerBytes: number,
 ): Promise<void> {
   let response: Response;
   try {
@@ -47,10 +53,9 @@ export async function serveHttp(
       new URL(req.url ?? "/", "http://x").pathname,
     );
   }
-  const unreadBody = !req.complete;
-  if (unreadBody) lingerOnClose(req);
+  if (!req.complete) drainBody(req, lingerBytes);
   try {
-    await sendNodeResponse(res, forNode(response, unreadBody));
+    await sendNodeResponse(res, forNode(response));
   } catch (error) {
     logger("debug", "Cannot send the response", { error });
     res.destroy();
@@ -119,41 +124,50 @@ function createBodyStream(
 
 /**
  * `response` as it goes out: with the standard reason phrase (the status
- * line reads `404 Not Found`, not `404 `), and with `Connection: close` when
- * `unreadBody`, so the client neither reuses the connection nor waits for
- * the rest of its body to be read.
+ * line reads `404 Not Found`, not `404 `).
  */
-function forNode(response: Response, unreadBody: boolean): Response {
-  const headers = new Headers(response.headers);
-  if (unreadBody) headers.set("Connection", "close");
+function forNode(response: Response): Response {
   return new Response(response.body, {
     status: response.status,
     statusText: response.statusText || STATUS_CODES[response.status] || "",
-    headers,
+    headers: response.headers,
   });
 }
 
 /**
- * Closes the connection of a response sent before its request body was read
- * whole, as HTTP servers do ("lingering close"): Node would destroy it at
- * once, resetting a connection whose client is still sending, and a client
- * that gets the reset before it has read the response fails without it. So
- * end our side, drop what still arrives until the client closes its side
- * (or {@linkcode LINGER_MS} passed), then destroy.
+ * The lingering close of a response sent before its request body was read
+ * whole (an upload refused with 413), as nginx does: closing the connection
+ * while the client is still sending resets it, and a client that gets the
+ * reset before it has read the response fails without it ("fetch failed").
+ * So what still arrives of the body is read and dropped, and the connection
+ * goes on once it is all there. Past `maxBytes` more, reading stops (the
+ * client's sending stalls, and it can still read the response); after
+ * {@linkcode LINGER_IDLE_MS} without a byte read, or {@linkcode LINGER_MS}
+ * in all, the connection is destroyed. No `Connection: close`: Deno's
+ * `node:http` closes such a connection at once, whatever is still arriving.
  */
-function lingerOnClose(req: IncomingMessage): void {
-  const socket = req.socket;
-  // Node ends a `Connection: close` response with `socket.destroySoon()`.
-  socket.destroySoon = () => {
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once("close", () => clearTimeout(timer));
-    req.resume();
-    socket.end(() => {
-      if (socket.readableEnded) socket.destroy();
-      else socket.once("end", () => socket.destroy());
-    });
+function drainBody(req: IncomingMessage, maxBytes: number): void {
+  const stop = () => {
+    clearTimeout(deadline);
+    clearTimeout(idle);
   };
+  const destroy = () => {
+    stop();
+    req.socket.destroy();
+  };
+  const deadline = setTimeout(destroy, LINGER_MS);
+  const idle = setTimeout(destroy, LINGER_IDLE_MS);
+  deadline.unref();
+  idle.unref();
+  let dropped = 0;
+  req.on("data", (chunk: Uint8Array) => {
+    dropped += chunk.length;
+    if (dropped > maxBytes) req.pause();
+    else idle.refresh();
+  });
+  req.once("end", stop);
+  req.once("close", stop);
+  req.resume();
 }
 
 /** Writes a refusal (or any response) to a socket that is not upgraded, then ends it. */

@@ -40,9 +40,10 @@ const CLOSE_GRACE_MS = 5_000;
  * itself with close code 1009.
  *
  * A response that is ready before its request body was read whole (an upload
- * refused with 413 or 415) goes out with `Connection: close`; what still
- * arrives of the body is dropped for up to 2 seconds, then the connection
- * closes. A request sent with `Expect: 100-continue` gets its `100 Continue`
+ * refused with 413 or 415) is followed by a lingering close: what still
+ * arrives of the body is read and dropped (up to `maxBlobBytes` more, 5 s
+ * between reads, 30 s in all, as nginx does), so the client reads the
+ * response instead of a reset. A request sent with `Expect: 100-continue` gets its `100 Continue`
  * only once the broker starts reading the body, so a client that waits for
  * it sends nothing that would be refused.
  *
@@ -80,10 +81,10 @@ export function createSignalServer(
     requestTimeout: 0,
     connectionsCheckingInterval: Math.min(1_000, resolved.headersTimeoutMs),
   }, (req, res) => {
-    void serveHttp(broker, req, res, logger);
+    void serveHttp(broker, req, res, logger, resolved.maxBlobBytes);
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
-    void serveHttp(broker, req, res, logger);
+    void serveHttp(broker, req, res, logger, resolved.maxBlobBytes);
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", (error) => {

@@ -3,13 +3,19 @@
 // both runtimes (see _support.ts).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { createServer, type Server } from "node:net";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { connect, createServer, type Server } from "node:net";
 import process from "node:process";
 import {
+  assertProblem,
   type CliRun,
   collect,
   type ContractApi,
   freePort,
+  runCommand,
+  startServer,
+  tempDir,
 } from "./_support.ts";
 
 const { cases, test } = collect();
@@ -233,5 +239,165 @@ test("issue 19 item 9: --access-log ip writes the peer address, or with --trust-
         : ["127.0.0.1", "127.0.0.1", "127.0.0.1"],
       stopped.stdout,
     );
+  }
+});
+
+/**
+ * Sends `POST /pods` over raw TCP with a body of `size` bytes, `chunk`
+ * bytes every `everyMs` (with Content-Length, or chunked), reading nothing
+ * until it is all sent; then reads the response. `sentAll` is false when
+ * the broker cut the connection before the body was sent.
+ */
+async function slowUpload(
+  port: number,
+  size: number,
+  { chunked, chunk, everyMs }: {
+    chunked: boolean;
+    chunk: number;
+    everyMs: number;
+  },
+): Promise<{ sentAll: boolean; response: string }> {
+  const socket = connect({ host: "127.0.0.1", port });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("error", reject);
+  });
+  let response = "";
+  let failed = false;
+  socket.setEncoding("latin1").on("data", (text: string) => (response += text));
+  socket.on("error", () => (failed = true));
+  const ended = new Promise<void>((resolve) => socket.once("close", resolve));
+  const write = (data: string | Uint8Array) =>
+    new Promise<void>((resolve) =>
+      socket.write(data, (error) => {
+        if (error) failed = true;
+        resolve();
+      })
+    );
+  await write(
+    "POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\n" +
+      (chunked
+        ? "Transfer-Encoding: chunked\r\n\r\n"
+        : `Content-Length: ${size}\r\n\r\n`),
+  );
+  const bytes = new Uint8Array(chunk).fill(0x61);
+  for (let sent = 0; sent < size && !failed;) {
+    const part = bytes.subarray(0, Math.min(chunk, size - sent));
+    await write(
+      chunked
+        ? new Uint8Array([
+          ...new TextEncoder().encode(`${part.length.toString(16)}\r\n`),
+          ...part,
+          13,
+          10,
+        ])
+        : part,
+    );
+    sent += part.length;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  if (chunked && !failed) await write("0\r\n\r\n");
+  const sentAll = !failed;
+  // Until the response is complete, or the broker closes (bounded wait).
+  const complete = () => {
+    const head = response.indexOf("\r\n\r\n");
+    const length = /\r\ncontent-length: *(\d+)/i.exec(response)?.[1];
+    if (head >= 0 && /\r\n0\r\n\r\n$/.test(response)) return true;
+    return head >= 0 && length !== undefined &&
+      response.length - head - 4 >= Number(length);
+  };
+  let closed = false;
+  void ended.then(() => (closed = true));
+  for (let i = 0; i < 500 && !closed && !complete(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  socket.destroy();
+  await ended;
+  return { sentAll, response };
+}
+
+for (const chunked of [false, true]) {
+  test(
+    `issue 20: a client still sending an over-limit body slowly (${
+      chunked ? "chunked" : "Content-Length"
+    }) receives the 413, not a reset`,
+    async (api) => {
+      const limit = 256 * 1024;
+      await using t = await startServer(api, { maxBlobBytes: limit });
+      // limit + 1 bytes over about 3 s: longer than a 2 s lingering close.
+      const { sentAll, response } = await slowUpload(t.server.port, limit + 1, {
+        chunked,
+        chunk: 8 * 1024,
+        everyMs: 90,
+      });
+      assert.ok(
+        sentAll,
+        "the broker cut the connection while the body was sent",
+      );
+      assert.match(response, /^HTTP\/1\.1 413 /);
+      assert.match(response, /blob_too_large/);
+    },
+  );
+}
+
+test("issue 20: fetch sending 50 MiB + 1, with and without Content-Length, receives the 413", async (api) => {
+  await using t = await startServer(api);
+  const body = new Uint8Array(api.DEFAULT_MAX_BLOB_BYTES + 1).fill(0x61);
+  for (let run = 0; run < 3; run++) {
+    const sized = await fetch(`${t.url}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html" },
+      body,
+    });
+    await assertProblem(sized, 413, "blob_too_large");
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= body.length) return controller.close();
+        const part = body.subarray(sent, sent + 1024 * 1024);
+        sent += part.length;
+        controller.enqueue(part);
+      },
+    });
+    // Node's fetch wants `duplex: "half"` for a stream body; Deno ignores it.
+    const init: RequestInit & { duplex: "half" } = {
+      method: "POST",
+      headers: { "Content-Type": "text/html" },
+      body: stream,
+      duplex: "half",
+    };
+    await assertProblem(
+      await fetch(`${t.url}/pods`, init),
+      413,
+      "blob_too_large",
+    );
+  }
+});
+
+test("issue 20: curl --data-binary of 50 MiB + 1 receives the 413", async (api) => {
+  await using t = await startServer(api);
+  await using dir = await tempDir();
+  const file = join(dir.path, "big.html");
+  await writeFile(
+    file,
+    new Uint8Array(api.DEFAULT_MAX_BLOB_BYTES + 1).fill(0x61),
+  );
+  for (const chunked of [false, true]) {
+    const run = await runCommand("curl", [
+      "-sS",
+      "--max-time",
+      "60",
+      "-w",
+      "\n%{http_code}",
+      "-H",
+      "Content-Type: text/html",
+      ...(chunked ? ["-H", "Transfer-Encoding: chunked"] : []),
+      "--data-binary",
+      `@${file}`,
+      `${t.url}/pods`,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /blob_too_large/);
+    assert.match(run.stdout, /\n413$/);
   }
 });
