@@ -9,6 +9,7 @@ import { type Admission, createBroker } from "../http/broker.ts";
 import { resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import { connectSocket, startListeners } from "./_wiring.ts";
+import { CLOSE_DEADLINE_MS } from "../signaling/close.ts";
 
 /**
  * Starts a broker on Deno and resolves once it listens.
@@ -108,8 +109,6 @@ export function createSignalServer(
 const quieting = new WeakMap<WebSocket, () => void>();
 /** How long a closing socket's input must pause before the close frame goes. */
 const QUIET_MS = 200;
-/** The longest a closing socket's input is read and dropped. */
-const QUIET_DEADLINE_MS = 2_000;
 
 /**
  * Closes `socket` once its client pauses sending, or at a deadline, reading
@@ -127,7 +126,9 @@ function closeWhenQuiet(socket: WebSocket, code: number, reason: string) {
     quieting.delete(socket);
     if (socket.readyState === WebSocket.OPEN) socket.close(code, reason);
   };
-  const deadline = setTimeout(close, QUIET_DEADLINE_MS);
+  // The longest a closing socket's input is read and dropped: the same
+  // deadline the hub gives any closing handshake.
+  const deadline = setTimeout(close, CLOSE_DEADLINE_MS);
   const rearm = () => {
     clearTimeout(pause);
     pause = setTimeout(close, QUIET_MS);
