@@ -454,3 +454,51 @@ Deno.test("runtimeProblem() refuses Node before 22.13 on one line, and never Den
   assert.equal(runtimeProblem({ node: "24.1.0" }), undefined);
   assert.equal(runtimeProblem({ node: "20.11.1", deno: "2.9.6" }), undefined);
 });
+
+Deno.test("serve.lock pins what serving loads and nothing the tests alone use", async () => {
+  const root = new URL("../../", import.meta.url);
+  const read = async (name: string) =>
+    JSON.parse(await Deno.readTextFile(new URL(name, root)));
+  const serve = await read("serve.lock");
+  const all = await read("deno.lock");
+  const packages = Object.keys(serve.npm);
+  assert.ok(packages.some((p) => p.startsWith("libsodium-wrappers@")));
+  for (
+    const testOnly of [
+      /^playwright-core@/,
+      /^typescript@/,
+      /^fast-check@/,
+      /^@mdn\//,
+      /^csp_evaluator@/,
+      /^dockerfile-utils@/,
+      /^@types\//,
+    ]
+  ) {
+    assert.deepEqual(packages.filter((p) => testOnly.test(p)), []);
+  }
+  // The same versions and digests as deno.lock.
+  for (const name of packages) {
+    assert.equal(serve.npm[name].integrity, all.npm[name]?.integrity, name);
+  }
+  const { tasks } = await read("deno.json");
+  assert.match(tasks.start, /^deno run --lock=serve\.lock --frozen /);
+  // Frozen and complete: serving starts from it with nothing to add.
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--lock=serve.lock",
+      "--frozen",
+      "--cached-only",
+      "-A",
+      "src/mod.ts",
+      "--version",
+    ],
+    cwd: root,
+    stdin: "null",
+  }).output();
+  assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+  assert.doesNotMatch(
+    new TextDecoder().decode(run.stderr),
+    /Ignored build scripts/,
+  );
+});
