@@ -13,10 +13,10 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 /** The `[Service]` settings of the README's unit. */
 async function readmeUnit(): Promise<Map<string, string>> {
   const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-  const block = /<!-- service-unit:[^>]*-->\s*```ini\n([\s\S]*?)```/.exec(
+  const block = /### Running as a service[\s\S]*?```ini\n([\s\S]*?)```/.exec(
     readme,
   );
-  assert.ok(block, "README.md has the service unit, after its marker");
+  assert.ok(block, "README.md has the service unit");
   const settings = new Map<string, string>();
   for (const line of block[1]!.split("\n")) {
     const match = /^([A-Za-z]+)=(.*)$/.exec(line);
