@@ -34,7 +34,10 @@ export async function runCli(
 ): Promise<number> {
   try {
     const tooOld = runtimeProblem(process.versions);
-    if (tooOld !== undefined) throw new UsageError(tooOld, false);
+    if (tooOld !== undefined) {
+      stderr(`${tooOld}\n`); // "pod-broker needs Node ...": one line
+      return 2;
+    }
     const [command, ...rest] = args;
     if (isCommand(command) && asksForHelp(rest)) {
       return print(commandHelp(command));

@@ -125,9 +125,6 @@ export async function publish(args: string[]): Promise<number> {
     seed = await readKey(values.key);
   } else {
     seed = (await generateKeyPair()).seed;
-    stderr(
-      "pod-broker: signing with a fresh key (pass --key FILE to keep one)\n",
-    );
   }
   const pod = await signFile(input, seed, values);
   let response: Response;
@@ -154,6 +151,11 @@ export async function publish(args: string[]): Promise<number> {
       : `HTTP ${response.status}`;
     stderr(`pod-broker: ${oneLine(`upload refused: ${reason}`)}\n`);
     return 1;
+  }
+  if (values.key === undefined) {
+    stderr(
+      "pod-broker: signed with a fresh key (pass --key FILE to keep one)\n",
+    );
   }
   return print(`${body.url}\n`);
 }

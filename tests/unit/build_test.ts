@@ -431,7 +431,7 @@ Deno.test("runBuild() (the CLI) writes a signed pod, or exits 2 with one line", 
   }
 });
 
-Deno.test("serving never loads the bundler: build/ and esbuild are dynamic imports only", async () => {
+Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -473,6 +473,13 @@ Deno.test("serving never loads the bundler: build/ and esbuild are dynamic impor
       /\/src\/cli\/(pod_tools|operator|build)\.ts$/.test(s)
     );
     assert.deepEqual(tools, [], `${entry} loads the CLI's tools statically`);
+    // libsodium waits for the first signature to check (a cold start's
+    // /health does not need it).
+    assert.deepEqual(
+      [...loaded].filter((s) => s.includes("libsodium")),
+      [],
+      `${entry} loads libsodium statically`,
+    );
     assert.ok(
       info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
     );
