@@ -511,3 +511,20 @@ Deno.test({
     assert.match(result.output, /journey ok/);
   },
 });
+
+Deno.test("pageWarnings() names remote references with their lines, and a page past the default limit", async () => {
+  const { pageWarnings } = await import("../../src/build/check.ts");
+  const { DEFAULT_MAX_BLOB_BYTES } = await import("../../src/core.ts");
+  const page = new TextEncoder().encode(
+    '<p>\n<img srcset="//cdn.example/a.png 2x, b.png"><div style="background:url(https://x.example/c.png)"></div>',
+  );
+  assert.deepEqual(pageWarnings("p.html", page), [
+    `p.html: remote references the pod's policy blocks, line 2: '//cdn.example/a.png', line 2: 'https://x.example/c.png' (${REMOTE_HINT})`,
+  ]);
+  assert.deepEqual(pageWarnings("p.html", page, false), []);
+  const large = new Uint8Array(DEFAULT_MAX_BLOB_BYTES + 1).fill(0x20);
+  assert.deepEqual(pageWarnings("big.html", large), [
+    "big.html: 52,428,801 bytes is more than a broker accepts by default (52,428,800, --max-blob-bytes)",
+  ]);
+  assert.deepEqual(pageWarnings("ok.html", large.subarray(1)), []);
+});
