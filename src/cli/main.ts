@@ -65,8 +65,7 @@ export async function runCli(
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      const more = error.seeHelp ? " (see --help)" : "";
-      stderr(`pod-broker: ${oneLine(error.message)}${more}\n`);
+      stderr(`pod-broker: ${oneLine(error.message)} (see --help)\n`);
       return 2;
     }
     // Anything else is ours to fix, not the user's input.

@@ -139,7 +139,6 @@ export async function publish(args: string[]): Promise<number> {
       `cannot reach ${endpoint.origin}: is the broker running? (${
         networkCode(error)
       })`,
-      false,
     );
   }
   const body = await response.json().catch(() => null) as

@@ -162,18 +162,16 @@ export function listenProblem(
     : flag;
   switch (code) {
     case "EADDRINUSE":
-      return new UsageError(`${which} is in use: pass ${flags}`, false);
+      return new UsageError(`${which} is in use: pass ${flags}`);
     case "EACCES":
       return new UsageError(
         `${which} needs privileges: pass ${flags} above 1023`,
-        false,
       );
     case "EADDRNOTAVAIL":
       return new UsageError(
         `cannot listen on '${
           options.hostname ?? "0.0.0.0"
         }': not an address of this machine: pass --hostname`,
-        false,
       );
     default:
       return undefined;

@@ -414,7 +414,7 @@ Deno.test("runBuild() (the CLI) writes a signed pod, or exits 2 with one line", 
         [APP, "--key", join(dir, "nope.pem")],
         `Cannot read key '${
           join(dir, "nope.pem")
-        }': no such file: create one with pod-broker keygen --out FILE`,
+        }': no such file: create one with pod-broker keygen --out FILE (see --help)`,
       ],
       [
         [APP, "--key", key, "--name", ""],

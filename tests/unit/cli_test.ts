@@ -228,7 +228,9 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
     assertOneLine(
       await cli(["--port", String(taken), "--hostname", "127.0.0.1"]),
       2,
-      new RegExp(`^pod-broker: port ${taken} is in use: pass --port\\n$`),
+      new RegExp(
+        `^pod-broker: port ${taken} is in use: pass --port \\(see --help\\)\\n$`,
+      ),
     );
   } finally {
     listener.close();
@@ -240,18 +242,18 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
     await cli(["publish", "--broker", `http://127.0.0.1:${port}`, page]),
     2,
     new RegExp(
-      `^pod-broker: cannot reach http://127\\.0\\.0\\.1:${port}: is the broker running\\? \\(ECONNREFUSED\\)\\n$`,
+      `^pod-broker: cannot reach http://127\\.0\\.0\\.1:${port}: is the broker running\\? \\(ECONNREFUSED\\) \\(see --help\\)\\n$`,
     ),
   );
   assertOneLine(
     await cli(["sign", "--key", join(dir, "none.pem"), page]),
     2,
-    /Cannot read key '.*none\.pem': no such file: create one with pod-broker keygen --out FILE\n$/,
+    /Cannot read key '.*none\.pem': no such file: create one with pod-broker keygen --out FILE \(see --help\)\n$/,
   );
   assertOneLine(
     await cli(["build", page, "--key", join(dir, "none.pem")]),
     2,
-    /create one with pod-broker keygen --out FILE\n$/,
+    /create one with pod-broker keygen --out FILE \(see --help\)\n$/,
   );
   assertOneLine(
     await cli(["--registry", "sqlite", "--data-dir", page]),
