@@ -1,28 +1,38 @@
 // The README's systemd unit ("Running as a service"), run without systemd:
-// its ExecStart started as written (paths replaced with temporary ones), the
+// its ExecStart started as written (paths replaced with temporary ones), on
+// Deno and, with the packed npm package, on Node 22; the
 // broker's own PID in its first log line, ExecReload's SIGHUP reloading the
 // deny list (and keeping it when the new file is bad), SIGTERM a clean exit.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { signedPod } from "../support/helpers.ts";
+import {
+  ensureTarball,
+  installTarball,
+  nodePath,
+} from "../support/npm_package.ts";
 import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { parsePod } from "../../src/pod/format.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-/** The `[Service]` settings of the README's unit. */
-async function readmeUnit(): Promise<Map<string, string>> {
+/** The `[Service]` settings of the README's unit, and its Node ExecStart. */
+async function readmeUnit(): Promise<
+  { settings: Map<string, string>; nodeExecStart: string }
+> {
   const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-  const block = /### Running as a service[\s\S]*?```ini\n([\s\S]*?)```/.exec(
-    readme,
-  );
-  assert.ok(block, "README.md has the service unit");
+  const section = readme.slice(readme.indexOf("### Running as a service"));
+  const [unit, node] = [...section.matchAll(/```ini\n([\s\S]*?)```/g)].map((
+    match,
+  ) => match[1]!);
+  assert.ok(unit && node, "README.md has the service unit and its Node line");
   const settings = new Map<string, string>();
-  for (const line of block[1]!.split("\n")) {
+  for (const line of unit.split("\n")) {
     const match = /^([A-Za-z]+)=(.*)$/.exec(line);
     if (match) settings.set(match[1]!, match[2]!);
   }
-  return settings;
+  const nodeExecStart = /^ExecStart=(.*)$/m.exec(node)![1]!;
+  return { settings, nodeExecStart };
 }
 
 /** Reads JSON log lines from the broker's standard error. */
@@ -59,15 +69,18 @@ class LogReader {
   }
 }
 
-Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
-  const unit = await readmeUnit();
-  assert.equal(unit.get("ExecReload"), "/bin/kill -HUP $MAINPID");
-  const execStart = unit.get("ExecStart")!;
+/**
+ * Runs one ExecStart (paths replaced) as systemd would, then checks the PID
+ * in the log, two reloads (a good file, a bad one) and a clean stop.
+ */
+async function runService(
+  execStart: string,
+  programs: Record<string, string>,
+  cwd: string,
+  env: Record<string, string>,
+): Promise<void> {
   const [program, ...args] = execStart.split(" ");
-  assert.match(program!, /\/(deno|node)$/, "ExecStart runs no wrapper");
-  assert.equal(program, "/usr/local/bin/deno");
-  assert.equal(unit.get("WorkingDirectory"), "/opt/pod-broker");
-
+  assert.ok(program! in programs, `ExecStart runs ${program}, no wrapper`);
   const temp = await Deno.makeTempDir({ prefix: "pod-service-" });
   const dataDir = join(temp, "data");
   const denyFile = join(temp, "deny.txt");
@@ -79,17 +92,12 @@ Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP rel
       ? denyFile
       : arg === "8080"
       ? "0"
-      : arg
+      : arg.replace("/opt/pod-broker", cwd)
   );
   assert.ok(replaced.includes(dataDir) && replaced.includes(denyFile));
-  const env: Record<string, string> = {};
-  for (const [key, value] of [unit.get("Environment")!.split("=")]) {
-    env[key!] = value!;
-  }
-  const child = new Deno.Command(Deno.execPath(), {
+  const child = new Deno.Command(programs[program!]!, {
     args: [...replaced, "--hostname", "127.0.0.1"],
-    cwd: ROOT, // WorkingDirectory: the checkout
-
+    cwd, // WorkingDirectory
     env,
     stdin: "null",
     stdout: "null",
@@ -153,4 +161,43 @@ Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP rel
     await child.status;
     await Deno.remove(temp, { recursive: true });
   }
+}
+
+/** The unit's `Environment=` lines. */
+function environment(settings: Map<string, string>): Record<string, string> {
+  const [key, value] = settings.get("Environment")!.split("=");
+  return { [key!]: value! };
+}
+
+Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
+  const { settings } = await readmeUnit();
+  assert.equal(settings.get("ExecReload"), "/bin/kill -HUP $MAINPID");
+  assert.equal(settings.get("WorkingDirectory"), "/opt/pod-broker");
+  await runService(
+    settings.get("ExecStart")!,
+    { "/usr/local/bin/deno": Deno.execPath() },
+    ROOT,
+    environment(settings),
+  );
+});
+
+Deno.test({
+  name:
+    "the README's Node ExecStart runs the npm package's entry: PID logged, HUP reloads, TERM exits 0",
+  // Builds (or reuses) and installs the npm package, as the contract suite
+  // on Node does.
+  async fn() {
+    const { settings, nodeExecStart } = await readmeUnit();
+    const project = await installTarball(await ensureTarball());
+    try {
+      await runService(
+        nodeExecStart,
+        { "/usr/bin/node": await nodePath() },
+        project,
+        environment(settings),
+      );
+    } finally {
+      await Deno.remove(project, { recursive: true });
+    }
+  },
 });
