@@ -431,68 +431,6 @@ Deno.test("runBuild() (the CLI) writes a signed pod, or exits 2 with one line", 
   }
 });
 
-Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
-  for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
-    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", entry],
-      cwd: new URL("../..", import.meta.url).pathname,
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(code, 0, new TextDecoder().decode(stderr));
-    const info = JSON.parse(new TextDecoder().decode(stdout)) as {
-      roots: string[];
-      modules: {
-        specifier: string;
-        dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
-      }[];
-    };
-    const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
-    // What the entry loads before running: its static imports, closed.
-    const loaded = new Set<string>();
-    const visit = (specifier: string) => {
-      if (loaded.has(specifier)) return;
-      loaded.add(specifier);
-      for (const dependency of bySpecifier.get(specifier)?.dependencies ?? []) {
-        if (!dependency.isDynamic && dependency.code) {
-          visit(dependency.code.specifier);
-        }
-      }
-    };
-    visit(info.roots[0]!);
-    const bundler = [...loaded].filter((s) =>
-      /\/src\/build\/|esbuild|parse5/.test(s)
-    );
-    assert.deepEqual(bundler, [], `${entry} loads the bundler statically`);
-    // ... and the build command is there, one dynamic import away.
-    assert.ok(
-      info.modules.some((m) => m.specifier.endsWith("/src/build/mod.ts")),
-    );
-    // ... and so are the other commands' tools.
-    const tools = [...loaded].filter((s) =>
-      /\/src\/cli\/(pod_tools|operator|build)\.ts$/.test(s)
-    );
-    assert.deepEqual(tools, [], `${entry} loads the CLI's tools statically`);
-    // libsodium waits for the first signature to check (a cold start's
-    // /health does not need it).
-    assert.deepEqual(
-      [...loaded].filter((s) => s.includes("libsodium")),
-      [],
-      `${entry} loads libsodium statically`,
-    );
-    assert.ok(
-      info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
-    );
-  }
-  // No module outside src/build/ names esbuild.
-  const src = new URL("../../src/", import.meta.url).pathname;
-  for (const file of await readdir(src, { recursive: true })) {
-    if (!file.endsWith(".ts") || file.startsWith("build/")) continue;
-    const text = await readFile(join(src, file), "utf8");
-    assert.doesNotMatch(text, /["']esbuild["']/, `src/${file} imports esbuild`);
-  }
-});
-
 chromiumNotice("the built pod's browser test");
 
 Deno.test({
@@ -510,21 +448,4 @@ Deno.test({
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /journey ok/);
   },
-});
-
-Deno.test("pageWarnings() names remote references with their lines, and a page past the default limit", async () => {
-  const { pageWarnings } = await import("../../src/build/check.ts");
-  const { DEFAULT_MAX_BLOB_BYTES } = await import("../../src/core.ts");
-  const page = new TextEncoder().encode(
-    '<p>\n<img srcset="//cdn.example/a.png 2x, b.png"><div style="background:url(https://x.example/c.png)"></div>',
-  );
-  assert.deepEqual(pageWarnings("p.html", page), [
-    `p.html: remote references the pod's policy blocks, line 2: '//cdn.example/a.png', line 2: 'https://x.example/c.png' (${REMOTE_HINT})`,
-  ]);
-  assert.deepEqual(pageWarnings("p.html", page, false), []);
-  const large = new Uint8Array(DEFAULT_MAX_BLOB_BYTES + 1).fill(0x20);
-  assert.deepEqual(pageWarnings("big.html", large), [
-    "big.html: 52,428,801 bytes is more than a broker accepts by default (52,428,800, --max-blob-bytes)",
-  ]);
-  assert.deepEqual(pageWarnings("ok.html", large.subarray(1)), []);
 });
