@@ -1,7 +1,7 @@
 // `pod-broker build` (src/build/): the fixtures under tests/testdata/build/
 // built in-process and through the CLI, the remote-reference report, the
-// signature, the escapes, the import graph that keeps esbuild out of
-// serving, and (in a child process) the built page in Chromium.
+// signature, the escapes, and (in a child process) the built page in
+// Chromium. What serving loads is import_graph_test.ts.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import {
