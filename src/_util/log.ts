@@ -1,6 +1,7 @@
 /**
- * A small structured logger: one JSON line per event on standard error. The
- * only module of the broker that writes to the console.
+ * A small structured logger: one JSON line per event on standard error,
+ * the broker's log. The other writers are the access log (standard output)
+ * and the CLI's messages and output (`cli/`).
  *
  * @module
  */

@@ -83,7 +83,6 @@ export async function readKey(path: string): Promise<Uint8Array> {
       code === "ENOENT"
         ? `Cannot read key '${path}': no such file: create one with pod-broker keygen --out FILE`
         : `Cannot read key '${path}': ${code}`,
-      code !== "ENOENT",
     );
   }
   try {
@@ -91,7 +90,6 @@ export async function readKey(path: string): Promise<Uint8Array> {
   } catch {
     throw new UsageError(
       `Cannot use key '${path}': not an Ed25519 PKCS#8 PEM private key: create one with pod-broker keygen --out FILE`,
-      false,
     );
   }
 }

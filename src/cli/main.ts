@@ -34,7 +34,10 @@ export async function runCli(
 ): Promise<number> {
   try {
     const tooOld = runtimeProblem(process.versions);
-    if (tooOld !== undefined) throw new UsageError(tooOld, false);
+    if (tooOld !== undefined) {
+      stderr(`${tooOld}\n`); // "pod-broker needs Node ...": one line
+      return 2;
+    }
     const [command, ...rest] = args;
     if (isCommand(command) && asksForHelp(rest)) {
       return print(commandHelp(command));
@@ -62,8 +65,7 @@ export async function runCli(
     }
   } catch (error) {
     if (error instanceof UsageError) {
-      const more = error.seeHelp ? " (see --help)" : "";
-      stderr(`pod-broker: ${oneLine(error.message)}${more}\n`);
+      stderr(`pod-broker: ${oneLine(error.message)} (see --help)\n`);
       return 2;
     }
     // Anything else is ours to fix, not the user's input.

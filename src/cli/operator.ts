@@ -87,8 +87,7 @@ async function openOperatorRegistry(
     values["database-url"] === undefined
   ) {
     throw new UsageError(
-      `${command} needs the broker's registry: --data-dir DIR (SQLite) or --registry postgres --database-url URL (see pod-broker ${command} --help)`,
-      false,
+      `${command} needs the broker's registry: --data-dir DIR (SQLite) or --registry postgres --database-url URL`,
     );
   }
   const kind = values.registry ??

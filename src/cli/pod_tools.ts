@@ -142,15 +142,9 @@ export async function publish(args: string[]): Promise<number> {
         "created-at": true,
       });
   } else {
-    let seed: Uint8Array;
-    if (values.key !== undefined) {
-      seed = await readKey(values.key);
-    } else {
-      seed = (await generateKeyPair()).seed;
-      stderr(
-        "pod-broker: signing with a fresh key (pass --key FILE to keep one)\n",
-      );
-    }
+    const seed = values.key === undefined
+      ? (await generateKeyPair()).seed
+      : await readKey(values.key);
     pod = await signFile(input, seed, values);
   }
   let response: Response;
@@ -165,7 +159,6 @@ export async function publish(args: string[]): Promise<number> {
       `cannot reach ${endpoint.origin}: is the broker running? (${
         networkCode(error)
       })`,
-      false,
     );
   }
   const body = await response.json().catch(() => null) as
@@ -178,6 +171,11 @@ export async function publish(args: string[]): Promise<number> {
     const what = update === undefined ? "upload" : "update";
     stderr(`pod-broker: ${oneLine(`${what} refused: ${reason}`)}\n`);
     return 1;
+  }
+  if (update === undefined && values.key === undefined) {
+    stderr(
+      "pod-broker: signed with a fresh key (pass --key FILE to keep one)\n",
+    );
   }
   return print(`${body.url}\n`);
 }

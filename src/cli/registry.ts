@@ -58,7 +58,6 @@ export async function openRegistry(
   if (isNonDirectory(dataDir)) {
     throw new UsageError(
       `Cannot use --data-dir '${dataDir}': not a directory: pass a directory (it is made if missing)`,
-      false,
     );
   }
   const probe = join(dataDir, `.write-probe-${process.pid}`);

@@ -15,8 +15,18 @@ export interface CommandUsage {
   details: string;
 }
 
+/** A sub-command other than `serve`. */
+export type Command =
+  | "keygen"
+  | "sign"
+  | "verify"
+  | "publish"
+  | "build"
+  | "list"
+  | "delete";
+
 /** The pod author's and the operator's commands (`serve` has its own help). */
-export const COMMANDS = {
+export const COMMANDS: Readonly<Record<Command, CommandUsage>> = {
   keygen: {
     synopsis: "pod-broker keygen [--out FILE]",
     summary: "make an Ed25519 key (PKCS#8 PEM)",
@@ -84,10 +94,7 @@ env DATABASE_URL). --owner keeps one owner's pods.`,
 flags); the broker answers 410 for it within a second. Exit 0 deleted,
 1 no such pod or already deleted.`,
   },
-} as const satisfies Record<string, CommandUsage>;
-
-/** A command of {@linkcode COMMANDS}. */
-export type Command = keyof typeof COMMANDS;
+};
 
 /** Whether `name` is one of {@linkcode COMMANDS}. */
 export function isCommand(name: string | undefined): name is Command {

@@ -8,7 +8,7 @@
  * @module
  */
 
-import sodium from "libsodium-wrappers";
+import type Sodium from "libsodium-wrappers";
 
 /** Bytes in an Ed25519 seed (the private key), public key and signature. */
 export const ED25519_LENGTHS = {
@@ -17,11 +17,17 @@ export const ED25519_LENGTHS = {
   signature: 64,
 } as const;
 
+// Loaded on first use: a broker that has taken no upload yet (its /health
+// at start) does not pay for libsodium's module.
+let sodium: typeof Sodium;
 let ready: Promise<void> | undefined;
 
-/** Resolves once libsodium's WebAssembly module is initialised (once). */
+/** Resolves once libsodium's WebAssembly module is loaded and initialised (once). */
 export function ed25519Ready(): Promise<void> {
-  ready ??= sodium.ready;
+  ready ??= import("libsodium-wrappers").then(async (module) => {
+    await module.default.ready;
+    sodium = module.default;
+  });
   return ready;
 }
 

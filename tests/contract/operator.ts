@@ -140,7 +140,7 @@ test("pod-broker list and delete work on the data dir of a running broker: 410 w
 
     const again = await runCli(api, ["delete", ids[1]!, "--data-dir", dataDir]);
     assert.equal(again.code, 1);
-    assert.match(again.stderr, /no such pod/);
+    assert.match(again.stderr, /already deleted/);
     const bad = await runCli(api, ["delete", "nope", "--data-dir", dataDir]);
     assert.equal(bad.code, 2);
     const after = await runCli(api, ["list", "--data-dir", dataDir]);
@@ -163,5 +163,8 @@ test("pod-broker delete refuses the memory registry and a missing data dir with 
   assert.match(memory.stderr, /lives inside one broker process/);
   const missing = await runCli(api, ["list"]);
   assert.equal(missing.code, 2);
-  assert.match(missing.stderr, /needs --data-dir PATH/);
+  assert.match(
+    missing.stderr,
+    /list needs the broker's registry: --data-dir DIR/,
+  );
 });

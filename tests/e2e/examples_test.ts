@@ -3,6 +3,7 @@
 // inside a network namespace that has only loopback when this is root and
 // `unshare` works, so no candidate or packet can leave the machine.
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import {
   CHROMIUM,
   chromiumNotice,
@@ -24,8 +25,19 @@ Deno.test({
       hasChromium,
       `${CHROMIUM} is missing: apt-get install -y chromium`,
     );
-    const result = await runJourney(JOURNEY, []);
+    // UPDATE_SCREENSHOT=1 refreshes the README's picture of the built chat.
+    const shots = await Deno.makeTempDir({ prefix: "pod-shots-" });
+    const result = await runJourney(JOURNEY, [shots]);
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /journey ok/);
+    const chat = join(shots, "chat.png");
+    assert.ok((await Deno.stat(chat)).size > 10_000, "a screenshot was taken");
+    if (Deno.env.get("UPDATE_SCREENSHOT")) {
+      await Deno.copyFile(
+        chat,
+        new URL("../../examples/chat/screenshot.png", import.meta.url),
+      );
+    }
+    await Deno.remove(shots, { recursive: true });
   },
 });

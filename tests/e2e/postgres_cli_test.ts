@@ -119,7 +119,7 @@ pgTest(
 
       const again = await cli(["delete", id, ...flags]);
       assert.equal(again.code, 1);
-      assert.match(again.stderr, /Cannot delete '.+': no such pod/);
+      assert.match(again.stderr, /Cannot delete '.+': already deleted/);
       const empty = await cli(["list", ...flags]);
       assert.equal(empty.code, 0, empty.stderr);
       assert.equal(empty.stdout, "");

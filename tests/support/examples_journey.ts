@@ -253,7 +253,7 @@ async function chat(
     hasText: "still here, B",
   }).waitFor(WAIT);
   if (screenshots) {
-    await a.page.screenshot({ path: `${screenshots}/chat.png` });
+    await sideBySide(browser, [a, b], `${screenshots}/chat.png`);
   }
   const hook = await a.page.evaluate(() => {
     const { podChat } = globalThis as unknown as {
@@ -266,6 +266,29 @@ async function chat(
     return [podChat.peerId, podChat.openChannels(), podChat.routes()];
   });
   assert.deepEqual(hook, [a.id, 1, { [b.id]: "direct" }]);
+}
+
+/** Both tabs in one picture, as the README shows the chat. */
+async function sideBySide(
+  browser: Browser,
+  tabs: Tab[],
+  path: string,
+): Promise<void> {
+  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
+  const images = shots.map((png) =>
+    `<img src="data:image/png;base64,${
+      Buffer.from(png).toString("base64")
+    }" style="box-shadow:0 2px 8px #0005">`
+  );
+  const frame = await browser.newPage({
+    viewport: { width: 1500, height: 580 },
+  });
+  await frame.setContent(
+    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
+      `${images.join("")}</body>`,
+  );
+  await frame.screenshot({ path });
+  await frame.close();
 }
 
 const browser = await chromium.launch({

@@ -237,32 +237,23 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
   }
   const page = join(dir, "page.html");
   await Deno.writeTextFile(page, "<!doctype html><head></head><p>hi</p>");
-  const key = join(dir, "k.pem");
-  assert.equal((await cli(["keygen", "--out", key])).code, 0);
   const port = closedPort();
   assertOneLine(
-    await cli([
-      "publish",
-      "--broker",
-      `http://127.0.0.1:${port}`,
-      "--key",
-      key,
-      page,
-    ]),
+    await cli(["publish", "--broker", `http://127.0.0.1:${port}`, page]),
     2,
     new RegExp(
-      `^pod-broker: cannot reach http://127\\.0\\.0\\.1:${port}: is the broker running\\? \\(ECONNREFUSED\\)\\n$`,
+      `^pod-broker: cannot reach http://127\\.0\\.0\\.1:${port}: is the broker running\\? \\(ECONNREFUSED\\) \\(see --help\\)\\n$`,
     ),
   );
   assertOneLine(
     await cli(["sign", "--key", join(dir, "none.pem"), page]),
     2,
-    /Cannot read key '.*none\.pem': no such file: create one with pod-broker keygen --out FILE\n$/,
+    /Cannot read key '.*none\.pem': no such file: create one with pod-broker keygen --out FILE \(see --help\)\n$/,
   );
   assertOneLine(
     await cli(["build", page, "--key", join(dir, "none.pem")]),
     2,
-    /create one with pod-broker keygen --out FILE\n$/,
+    /create one with pod-broker keygen --out FILE \(see --help\)\n$/,
   );
   assertOneLine(
     await cli(["--registry", "sqlite", "--data-dir", page]),
@@ -499,5 +490,50 @@ Deno.test("cli --help prints each default once", async () => {
   assert.match(
     help.stdout,
     /--registry memory\|sqlite\|postgres .*\(default memory\)$/m,
+Deno.test("serve.lock pins what serving loads and nothing the tests alone use", async () => {
+  const root = new URL("../../", import.meta.url);
+  const read = async (name: string) =>
+    JSON.parse(await Deno.readTextFile(new URL(name, root)));
+  const serve = await read("serve.lock");
+  const all = await read("deno.lock");
+  const packages = Object.keys(serve.npm);
+  assert.ok(packages.some((p) => p.startsWith("libsodium-wrappers@")));
+  for (
+    const testOnly of [
+      /^playwright-core@/,
+      /^typescript@/,
+      /^fast-check@/,
+      /^@mdn\//,
+      /^csp_evaluator@/,
+      /^dockerfile-utils@/,
+      /^@types\//,
+    ]
+  ) {
+    assert.deepEqual(packages.filter((p) => testOnly.test(p)), []);
+  }
+  // The same versions and digests as deno.lock.
+  for (const name of packages) {
+    assert.equal(serve.npm[name].integrity, all.npm[name]?.integrity, name);
+  }
+  const { tasks } = await read("deno.json");
+  assert.match(tasks.start, /^deno run --lock=serve\.lock --frozen /);
+  // Frozen and complete: serving starts from it with nothing to add.
+  const run = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--lock=serve.lock",
+      "--frozen",
+      "--cached-only",
+      "-A",
+      "src/mod.ts",
+      "--version",
+    ],
+    cwd: root,
+    stdin: "null",
+  }).output();
+  assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+  assert.doesNotMatch(
+    new TextDecoder().decode(run.stderr),
+    /Ignored build scripts/,
   );
 });

@@ -1,0 +1,68 @@
+// What starting the broker loads: the entries' static import graph (from
+// `deno info`) holds no bundler, no CLI tool and no libsodium; each is one
+// dynamic import away, loaded on first use.
+import assert from "node:assert/strict";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+
+Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
+  for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", entry],
+      cwd: new URL("../..", import.meta.url).pathname,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    const info = JSON.parse(new TextDecoder().decode(stdout)) as {
+      roots: string[];
+      modules: {
+        specifier: string;
+        dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+      }[];
+    };
+    const bySpecifier = new Map(info.modules.map((m) => [m.specifier, m]));
+    // What the entry loads before running: its static imports, closed.
+    const loaded = new Set<string>();
+    const visit = (specifier: string) => {
+      if (loaded.has(specifier)) return;
+      loaded.add(specifier);
+      for (const dependency of bySpecifier.get(specifier)?.dependencies ?? []) {
+        if (!dependency.isDynamic && dependency.code) {
+          visit(dependency.code.specifier);
+        }
+      }
+    };
+    visit(info.roots[0]!);
+    const bundler = [...loaded].filter((s) =>
+      /\/src\/build\/|esbuild|parse5/.test(s)
+    );
+    assert.deepEqual(bundler, [], `${entry} loads the bundler statically`);
+    // ... and the build command is there, one dynamic import away.
+    assert.ok(
+      info.modules.some((m) => m.specifier.endsWith("/src/build/mod.ts")),
+    );
+    // ... and so are the other commands' tools.
+    const tools = [...loaded].filter((s) =>
+      /\/src\/cli\/(pod_tools|operator|build)\.ts$/.test(s)
+    );
+    assert.deepEqual(tools, [], `${entry} loads the CLI's tools statically`);
+    // libsodium waits for the first signature to check (a cold start's
+    // /health does not need it).
+    assert.deepEqual(
+      [...loaded].filter((s) => s.includes("libsodium")),
+      [],
+      `${entry} loads libsodium statically`,
+    );
+    assert.ok(
+      info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
+    );
+  }
+  // No module outside src/build/ names esbuild.
+  const src = new URL("../../src/", import.meta.url).pathname;
+  for (const file of await readdir(src, { recursive: true })) {
+    if (!file.endsWith(".ts") || file.startsWith("build/")) continue;
+    const text = await readFile(join(src, file), "utf8");
+    assert.doesNotMatch(text, /["']esbuild["']/, `src/${file} imports esbuild`);
+  }
+});
