@@ -26,9 +26,9 @@ import type { Logger } from "../_util/log.ts";
  * response rather than a reset, for at most this long in all (nginx's
  * `lingering_time`)...
  */
-const LINGER_MS = 30_000;
+const LINGER_SECONDS = 30;
 /** ... with at most this long between two reads (`lingering_timeout`). */
-const LINGER_IDLE_MS = 5_000;
+const LINGER_IDLE_SECONDS = 5;
 
 /** Answers one HTTP request through the broker. */
 export async function serveHttp(
@@ -142,7 +142,7 @@ function forNode(response: Response): Response {
  * So what still arrives of the body is read and dropped, and the connection
  * goes on once it is all there. Past `maxBytes` more, reading stops (the
  * client's sending stalls, and it can still read the response); after
- * {@linkcode LINGER_IDLE_MS} without a byte read, or {@linkcode LINGER_MS}
+ * {@linkcode LINGER_IDLE_SECONDS} without a byte read, or {@linkcode LINGER_SECONDS}
  * in all, the connection is destroyed. No `Connection: close`: Deno's
  * `node:http` closes such a connection at once, whatever is still arriving.
  */
@@ -155,8 +155,8 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     stop();
     req.socket.destroy();
   };
-  const deadline = setTimeout(destroy, LINGER_MS);
-  const idle = setTimeout(destroy, LINGER_IDLE_MS);
+  const deadline = setTimeout(destroy, LINGER_SECONDS * 1000);
+  const idle = setTimeout(destroy, LINGER_IDLE_SECONDS * 1000);
   deadline.unref();
   idle.unref();
   let dropped = 0;

@@ -490,6 +490,9 @@ Deno.test("cli --help prints each default once", async () => {
   assert.match(
     help.stdout,
     /--registry memory\|sqlite\|postgres .*\(default memory\)$/m,
+  );
+});
+
 Deno.test("serve.lock pins what serving loads and nothing the tests alone use", async () => {
   const root = new URL("../../", import.meta.url);
   const read = async (name: string) =>
