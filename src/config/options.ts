@@ -17,7 +17,11 @@ import {
 } from "../signaling/ice.ts";
 import { jsonLogger, type Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
-import { assertSafeSandbox, DEFAULT_SANDBOX } from "../serving/pod_headers.ts";
+import {
+  assertSafeSandbox,
+  DEFAULT_SANDBOX,
+  scriptPolicyConflict,
+} from "../serving/pod_headers.ts";
 import { DenyList } from "../operator/deny_list.ts";
 import type { PodHeaderOptions, SignalServerOptions } from "./types.ts";
 import type { Registry } from "../registries/types.ts";
@@ -555,6 +559,10 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
       : check(spec, value);
     if (checked !== undefined) setAt(out, spec.key, checked);
   }
+  const scripts = scriptPolicyConflict(
+    out.podHeaderOptions as PodHeaderOptions,
+  );
+  if (scripts !== null) throw new OptionError("podHeaderOptions.csp", scripts);
   const signaling = out.signaling as ResolvedSignalingOptions;
   signaling.allowedOrigins ??= null;
   const turn = resolveTurn(

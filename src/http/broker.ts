@@ -12,7 +12,7 @@ import type { ResolvedOptions } from "../config/options.ts";
 import { PodError } from "../pod/errors.ts";
 import { BrokerError, isUnavailable, problem } from "./problem.ts";
 import { handleHealth } from "./routes/health.ts";
-import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
+import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
 import { handleUpload } from "./routes/upload.ts";
 import {
   type Admission,
@@ -97,10 +97,10 @@ export function createBroker(options: ResolvedOptions): Broker {
   let closing = false;
 
   const health = () => handleHealth(hub.stats, startedAt);
-  const pod = (input: RouteRequest) =>
-    handlePod(input, podContext(input.baseUrl));
-  const meta = ({ baseUrl, id }: RouteRequest) =>
-    handleMeta(id, podContext(baseUrl));
+  // The broker's pod caches (headers, ready responses, script hashes).
+  const pods = createPodContext(options);
+  const pod = (input: RouteRequest) => handlePod(input, pods);
+  const meta = (input: RouteRequest) => handleMeta(input, pods);
 
   /** The route table (see src/http/router.ts). */
   const routes: Route[] = [
@@ -137,23 +137,6 @@ export function createBroker(options: ResolvedOptions): Broker {
     { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
   ];
   const matchRoute = createRouteMatcher(routes);
-
-  // One context per base URL (there is one unless X-Forwarded-Host varies).
-  let lastContext: PodContext | undefined;
-  function podContext(baseUrl: string): PodContext {
-    if (lastContext?.baseUrl !== baseUrl) {
-      lastContext = {
-        registry: options.registry,
-        podHeaderOptions: options.podHeaderOptions,
-        baseUrl,
-        signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
-        logger: options.logger,
-        denyList: options.denyList,
-        podCacheBytes: options.podCacheBytes,
-      };
-    }
-    return lastContext;
-  }
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
   function admit({ request }: RouteRequest): Response | Admission {

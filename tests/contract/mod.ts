@@ -9,6 +9,7 @@ import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
+import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
@@ -24,6 +25,7 @@ export const CASES: readonly ContractCase[] = [
   ...ICE_CASES,
   ...SCALEOUT_CASES,
   ...CLI_CASES,
+  ...SCRIPT_POLICY_CASES,
 ];
 
 const names = new Set<string>();
