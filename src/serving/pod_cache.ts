@@ -45,6 +45,9 @@ interface Entry {
  * assert.equal(await cache.get("id", "digest", "http://a")!.text(), "hi");
  * assert.equal(cache.get("id", "other-digest", "http://a"), null);
  * assert.equal(cache.get("id", "digest", "http://b"), null);
+ * // A second Host name adds a response; the first one stays.
+ * cache.put("id", "digest", "http://b", new Response("hi"), 2);
+ * assert.equal(await cache.get("id", "digest", "http://a")!.text(), "hi");
  * ```
  */
 export class PodResponseCache {

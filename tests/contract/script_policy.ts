@@ -144,6 +144,39 @@ test(
   { timeoutMs: 120_000 },
 );
 
+test("serving: the broker keeps its ready pod responses across Host names (no cache thrown away on a switch)", async (api) => {
+  const registry = new api.MemoryRegistry();
+  let blobReads = 0;
+  const counted: Registry = {
+    putPod: (record, blob) => registry.putPod(record, blob),
+    getRecord: (id) => registry.getRecord(id),
+    getRecordNow: (id) => registry.getRecordNow(id),
+    bumpHits: (id) => registry.bumpHits(id),
+    getBlob: (id) => (blobReads++, registry.getBlob(id)),
+  };
+  await putPod(registry, "HostPod00000", "<p>two hosts</p>");
+  await using t = await startServer(api, {
+    registry: counted,
+    trustProxy: true,
+  });
+  for (let round = 0; round < 3; round++) {
+    for (const host of ["a.example", "b.example"]) {
+      const got = await fetch(`${t.url}/HostPod00000`, {
+        headers: { "X-Forwarded-Host": host },
+      });
+      assert.equal(await got.text(), "<p>two hosts</p>");
+      assert.match(
+        got.headers.get("Content-Security-Policy") ?? "",
+        new RegExp(
+          `connect-src 'self' ws://${host.replace(".", "\\.")}/signal`,
+        ),
+      );
+    }
+  }
+  // One read per Host name; every later view came from the cache.
+  assert.equal(blobReads, 2);
+});
+
 /** Custom content policies the hashes cannot hold in, and why. */
 const REFUSED_POLICIES: readonly [string, RegExp][] = [
   ["default-src 'self' 'unsafe-inline'", /no script-src/],
