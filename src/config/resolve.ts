@@ -8,6 +8,7 @@
 
 import { createIceServerSource, type IceServer } from "../signaling/ice.ts";
 import { OptionError } from "./errors.ts";
+import { scriptPolicyConflict } from "../serving/pod_headers.ts";
 import { KINDS } from "./kinds.ts";
 import type { OptionRowsOf, ResolvedFrom } from "./derive.ts";
 import { isOption, type OptionSpec, TABLE, type TableRow } from "./table.ts";
@@ -92,6 +93,9 @@ export function resolveWith<const Table extends readonly TableRow[]>(
  */
 export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
   const resolved = resolveWith(TABLE, options);
+  // Options that are valid alone but not together.
+  const scripts = scriptPolicyConflict(resolved.podHeaderOptions);
+  if (scripts !== null) throw new OptionError("podHeaderOptions.csp", scripts);
   return {
     ...resolved,
     iceServersFor: createIceServerSource(resolved.iceServers, resolved.turn),

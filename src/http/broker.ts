@@ -13,7 +13,7 @@ import { PodError } from "../pod/errors.ts";
 import { BrokerError, problem } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
 import { handleHealth } from "./routes/health.ts";
-import { handleMeta, handlePod, type PodContext } from "./routes/pod.ts";
+import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
 import { handleUpload, type UploadContext } from "./routes/upload.ts";
 import { handleUpdate } from "./routes/update.ts";
 import {
@@ -101,10 +101,10 @@ export function createBroker(options: ResolvedOptions): Broker {
   let closing = false;
 
   const health = () => handleHealth(hub.stats, startedAt);
-  const pod = (input: RouteRequest) =>
-    handlePod(input, podContext(input.baseUrl));
-  const meta = ({ baseUrl, id }: RouteRequest) =>
-    handleMeta(id, podContext(baseUrl));
+  // The broker's pod caches (headers, ready responses, script hashes).
+  const pods = createPodContext(options);
+  const pod = (input: RouteRequest) => handlePod(input, pods);
+  const meta = (input: RouteRequest) => handleMeta(input, pods);
 
   const update = ({ request, baseUrl, id }: RouteRequest) =>
     counted(
@@ -171,23 +171,6 @@ export function createBroker(options: ResolvedOptions): Broker {
     },
   ];
   const matchRoute = createRouteMatcher(routes);
-
-  // One context per base URL (there is one unless X-Forwarded-Host varies).
-  let lastContext: PodContext | undefined;
-  function podContext(baseUrl: string): PodContext {
-    if (lastContext?.baseUrl !== baseUrl) {
-      lastContext = {
-        registry: options.registry,
-        podHeaderOptions: options.podHeaderOptions,
-        baseUrl,
-        signalUrl: `${baseUrl.replace(/^http/, "ws")}/signal`,
-        logger: options.logger,
-        denyList: options.denyList,
-        podCacheBytes: options.podCacheBytes,
-      };
-    }
-    return lastContext;
-  }
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
   function admit({ request }: RouteRequest): Response | Admission {

@@ -3,10 +3,15 @@
  * (always sent), the content policy, Permissions-Policy and the rest. With
  * the strict script policy (`scriptPolicy: "hashes"`) the content policy's
  * `script-src` lists a `'sha256-…'` source for each inline script of the pod
- * (see `script_hashes.ts`) instead of `'unsafe-inline'`.
+ * (see `script_hashes.ts`) instead of `'unsafe-inline'`, or `'none'` when the
+ * hashes would be too long. Content-Type and Cache-Control are set here too:
+ * this file decides every header of a served pod but its ETag and length.
  *
  * @module
  */
+
+import { Lru } from "../_util/lru.ts";
+import type { ScriptHashes } from "./script_hashes.ts";
 
 /**
  * How a pod's inline scripts are allowed: `"unsafe-inline"` (any inline
@@ -41,15 +46,6 @@ export interface PodHeaderOptions {
   scriptPolicy?: ScriptPolicy;
 }
 
-/** {@linkcode PodHeaderOptions} with the script policy. */
-export type PodHeaderOptionsWithScripts = PodHeaderOptions & {
-  /**
-   * How inline scripts are allowed.
-   * @default {"unsafe-inline"}
-   */
-  scriptPolicy?: ScriptPolicy;
-};
-
 /** Sandbox tokens of the first Content-Security-Policy (no `allow-same-origin`). */
 export const DEFAULT_SANDBOX =
   "allow-scripts allow-forms allow-modals allow-downloads";
@@ -60,7 +56,8 @@ export const DEFAULT_SANDBOX =
  *
  * @param signalUrl The broker's `ws://` or `wss://` signaling URL.
  * @param scriptHashes With the strict script policy: the `'sha256-…'`
- * sources of the pod's inline scripts, listed instead of `'unsafe-inline'`.
+ * sources of the pod's inline scripts, listed instead of `'unsafe-inline'`
+ * (`"too-long"`: `script-src 'none'`).
  * @returns The policy text.
  *
  * @example The strict script policy
@@ -74,12 +71,14 @@ export const DEFAULT_SANDBOX =
  */
 export function defaultContentPolicy(
   signalUrl: string,
-  scriptHashes?: readonly string[],
+  scriptHashes?: ScriptHashes,
 ): string {
-  const scripts = scriptHashes ?? ["'unsafe-inline'"];
+  const scripts = scriptHashes === "too-long"
+    ? ["'none'"]
+    : [...scriptHashes ?? ["'unsafe-inline'"], "'wasm-unsafe-eval'"];
   return [
     "default-src 'none'",
-    ["script-src", ...scripts, "'wasm-unsafe-eval'"].join(" "),
+    ["script-src", ...scripts].join(" "),
     "style-src 'unsafe-inline'",
     "img-src data: blob:",
     "media-src data: blob:",
@@ -120,6 +119,8 @@ export const DEFAULT_PERMISSIONS_POLICY: string = [
 
 /** Headers every pod response carries besides the two policies. */
 export const STATIC_POD_HEADERS = {
+  "Content-Type": "text/html; charset=utf-8",
+  "Cache-Control": "public, max-age=300",
   "X-Content-Type-Options": "nosniff",
   "Referrer-Policy": "no-referrer",
   "Cross-Origin-Resource-Policy": "same-origin",
@@ -142,10 +143,15 @@ export function assertSafeSandbox(sandbox: string): void {
   }
 }
 
+/** Directives that govern inline script elements. */
+const SCRIPT_DIRECTIVES = ["script-src", "script-src-elem"];
+
 /**
- * A content policy with its `script-src` made strict: `'unsafe-inline'`
- * dropped and `scriptHashes` added. A policy without `script-src` is
- * returned as it is (its `default-src` governs scripts).
+ * A content policy with its `script-src` (and `script-src-elem`) made
+ * strict: `'unsafe-inline'` dropped and `scriptHashes` added, or every
+ * source replaced by `'none'` when the hashes are `"too-long"`. A policy
+ * without these directives is returned as it is: {@linkcode
+ * scriptPolicyConflict} refuses it at start-up.
  *
  * @param policy A content policy, such as the `csp` option.
  * @param scriptHashes The `'sha256-…'` sources of the pod's inline scripts.
@@ -164,74 +170,177 @@ export function assertSafeSandbox(sandbox: string): void {
  */
 export function withScriptHashes(
   policy: string,
-  scriptHashes: readonly string[],
+  scriptHashes: ScriptHashes,
 ): string {
   return policy.split(";").map((directive) => {
     const [name, ...sources] = directive.trim().split(/[\t\n\f\r ]+/);
-    if (name?.toLowerCase() !== "script-src") return directive;
-    const kept = sources.filter((source) =>
-      source.toLowerCase() !== "'unsafe-inline'"
-    );
+    if (!SCRIPT_DIRECTIVES.includes(name!.toLowerCase())) return directive;
+    const kept = scriptHashes === "too-long" ? ["'none'"] : [
+      ...sources.filter((source) => source.toLowerCase() !== "'unsafe-inline'"),
+      ...scriptHashes,
+    ];
     const lead = directive.match(/^\s*/)![0];
-    return `${lead}${[name, ...kept, ...scriptHashes].join(" ")}`;
+    return `${lead}${[name, ...kept].join(" ")}`;
   }).join(";");
 }
 
 /**
- * Appends the pod headers to `headers`: two Content-Security-Policy headers
- * (a browser enforces both), Permissions-Policy and {@linkcode STATIC_POD_HEADERS}.
+ * Why the strict script policy would not hold with these options, or null
+ * when it would (or is off). With an operator's `csp`, the hashes go into
+ * its `script-src`: a policy without one, or one whose `script-src-elem` or
+ * `script-src-attr` allows `'unsafe-inline'`, would let any inline script
+ * run (or none), so the broker refuses to start with it.
  *
- * @param headers Where to add them.
+ * @param options The pod header options.
+ * @returns The reason, worded to follow "option 'podHeaderOptions.csp'".
+ *
+ * @example A policy without script-src
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { scriptPolicyConflict } from "./pod_headers.ts";
+ *
+ * assert.equal(scriptPolicyConflict({ scriptPolicy: "hashes", csp: "script-src 'self'" }), null);
+ * assert.match(scriptPolicyConflict({ scriptPolicy: "hashes", csp: "default-src 'self'" })!, /no script-src/);
+ * ```
+ */
+export function scriptPolicyConflict(options: PodHeaderOptions): string | null {
+  if (options.scriptPolicy !== "hashes" || options.csp === undefined) {
+    return null;
+  }
+  const directives = new Map<string, string[]>();
+  for (const directive of options.csp.split(/[;,]/)) {
+    const [name, ...sources] = directive.trim().toLowerCase().split(
+      /[\t\n\f\r ]+/,
+    );
+    if (name) directives.set(name, [...directives.get(name) ?? [], ...sources]);
+  }
+  if (!directives.has("script-src")) {
+    return "has no script-src, so the script policy 'hashes' cannot list the pods' script hashes: add one (such as script-src 'self')";
+  }
+  for (const name of ["script-src-elem", "script-src-attr"]) {
+    if (directives.get(name)?.includes("'unsafe-inline'")) {
+      return `has ${name} 'unsafe-inline', which lets any inline script run under the script policy 'hashes': remove it`;
+    }
+  }
+  return null;
+}
+
+/**
+ * The headers of a served pod (all but its ETag and Content-Length): two
+ * Content-Security-Policy headers (a browser enforces both),
+ * Permissions-Policy and {@linkcode STATIC_POD_HEADERS}.
+ *
  * @param options Overrides from `podHeaderOptions`.
  * @param signalUrl The broker's signaling URL for the default content policy.
  * @param scriptHashes With `scriptPolicy: "hashes"`: the pod's inline
  * script hashes (`ScriptHashCache.hashesOf`); omitted, no inline script may
  * run. Ignored with the default policy.
+ * @returns The headers as name and value pairs.
  *
  * @example The headers of a pod under the strict script policy
  * ```ts
  * import assert from "node:assert/strict";
- * import { appendPodHeaders } from "./pod_headers.ts";
+ * import { podHeaderList } from "./pod_headers.ts";
  * import { computeScriptHashes } from "./script_hashes.ts";
  *
  * const pod = new TextEncoder().encode("<script>start()</script>");
- * const headers = new Headers();
- * appendPodHeaders(headers, { scriptPolicy: "hashes" }, "wss://b.example/signal", computeScriptHashes(pod));
+ * const headers = new Headers(
+ *   podHeaderList({ scriptPolicy: "hashes" }, "wss://b.example/signal", computeScriptHashes(pod)),
+ * );
  * const content = headers.get("Content-Security-Policy")!.split(", ")[1]!;
  * assert.match(content, /script-src 'sha256-[^']+' 'wasm-unsafe-eval'/);
  * assert.doesNotMatch(content, /unsafe-inline' 'wasm/);
  * ```
  */
-export function appendPodHeaders(
-  headers: Headers,
-  options: PodHeaderOptionsWithScripts,
+export function podHeaderList(
+  options: PodHeaderOptions,
   signalUrl: string,
-  scriptHashes?: readonly string[],
-): void {
+  scriptHashes?: ScriptHashes,
+): [string, string][] {
   const hashes = options.scriptPolicy === "hashes"
     ? scriptHashes ?? []
     : undefined;
   const sandbox = options.sandbox ?? DEFAULT_SANDBOX;
-  headers.append(
-    "Content-Security-Policy",
-    `sandbox ${sandbox}; object-src 'none'; base-uri 'none'`.replace(
-      "sandbox ;",
-      "sandbox;",
-    ),
-  );
-  headers.append(
-    "Content-Security-Policy",
-    options.csp === undefined
-      ? defaultContentPolicy(signalUrl, hashes)
-      : hashes === undefined
-      ? options.csp
-      : withScriptHashes(options.csp, hashes),
-  );
-  headers.set(
-    "Permissions-Policy",
-    options.permissionsPolicy ?? DEFAULT_PERMISSIONS_POLICY,
-  );
-  for (const [name, value] of Object.entries(STATIC_POD_HEADERS)) {
-    headers.set(name, value);
+  return [
+    ...Object.entries(STATIC_POD_HEADERS),
+    [
+      "Content-Security-Policy",
+      `sandbox ${sandbox}; object-src 'none'; base-uri 'none'`.replace(
+        "sandbox ;",
+        "sandbox;",
+      ),
+    ],
+    [
+      "Content-Security-Policy",
+      options.csp === undefined
+        ? defaultContentPolicy(signalUrl, hashes)
+        : hashes === undefined
+        ? options.csp
+        : withScriptHashes(options.csp, hashes),
+    ],
+    [
+      "Permissions-Policy",
+      options.permissionsPolicy ?? DEFAULT_PERMISSIONS_POLICY,
+    ],
+  ];
+}
+
+/** Base URLs (Host names) whose header list a {@linkcode PodHeaders} keeps. */
+const HEADER_LISTS_KEPT = 64;
+
+/**
+ * A broker's pod headers: the list for each signaling URL is built once
+ * (the last {@linkcode HEADER_LISTS_KEPT} base URLs are kept), and a pod
+ * with its own script hashes gets a list of its own.
+ */
+export class PodHeaders {
+  readonly #options: PodHeaderOptions;
+  readonly #lists = new Lru<string, readonly [string, string][]>({
+    maxEntries: HEADER_LISTS_KEPT,
+  });
+
+  /**
+   * @param options Overrides from `podHeaderOptions`.
+   */
+  constructor(options: PodHeaderOptions) {
+    this.#options = options;
   }
+
+  /** Whether pods get their own script hashes (`scriptPolicy: "hashes"`). */
+  get hashesScripts(): boolean {
+    return this.#options.scriptPolicy === "hashes";
+  }
+
+  /**
+   * The pod headers under `baseUrl`, with `scriptHashes` when pods get
+   * their own. The list is shared: copy it before adding to it.
+   *
+   * @param baseUrl The public base URL of the request.
+   * @param scriptHashes The pod's script hashes (`scriptPolicy: "hashes"`).
+   * @returns The headers as name and value pairs.
+   */
+  of(
+    baseUrl: string,
+    scriptHashes?: ScriptHashes,
+  ): readonly [string, string][] {
+    if (this.hashesScripts) {
+      return podHeaderList(this.#options, signalUrlOf(baseUrl), scriptHashes);
+    }
+    let list = this.#lists.get(baseUrl);
+    if (list === undefined) {
+      list = podHeaderList(this.#options, signalUrlOf(baseUrl));
+      this.#lists.set(baseUrl, list);
+    }
+    return list;
+  }
+}
+
+/**
+ * The broker's signaling URL under a base URL.
+ *
+ * @param baseUrl `http(s)://host[:port][/path]`, without a trailing slash.
+ * @returns The `ws(s)://` URL of `/signal`.
+ */
+export function signalUrlOf(baseUrl: string): string {
+  return `${baseUrl.replace(/^http/, "ws")}/signal`;
 }

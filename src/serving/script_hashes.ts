@@ -26,6 +26,9 @@ import {
 } from "parse5";
 import { encodeBase64 } from "../_util/encoding.ts";
 import { sha256 } from "../_util/hash.ts";
+import type { Logger } from "../_util/log.ts";
+import { Lru } from "../_util/lru.ts";
+import { setImmediate } from "node:timers";
 import { JAVASCRIPT_TYPES } from "./script_types.ts";
 
 type Element = DefaultTreeAdapterTypes.Element;
@@ -121,49 +124,41 @@ export function findInlineScriptsInSlices(
   html: string,
   sliceChars: number,
 ): string[] {
-  const steps = parseInSlices(html, sliceChars);
-  let step = steps.next();
-  while (!step.done) step = steps.next();
-  return step.value;
-}
-
-/**
- * {@linkcode findInlineScripts} without holding the event loop: the parser
- * takes {@linkcode PARSE_SLICE_CHARS} at a time and yields to other work
- * between slices (a large pod takes about a second per 10 MiB to parse).
- *
- * @param html The document text.
- * @returns The source text of each executable inline script.
- */
-export async function findInlineScriptsAsync(html: string): Promise<string[]> {
-  const steps = parseInSlices(html, PARSE_SLICE_CHARS);
-  let step = steps.next();
-  while (!step.done) {
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    step = steps.next();
-  }
-  return step.value;
+  const scripts: string[] = [];
+  const steps = parseInSlices(html, sliceChars, (text) => {
+    scripts.push(text);
+    return true;
+  });
+  while (!steps.next().done);
+  return scripts;
 }
 
 /**
  * Parses `html` in slices of `sliceChars`, yielding between slices, and
- * returns the texts of the executable scripts. parse5's tokenizer takes its
- * input in chunks, as its parser stream feeds it: a token cut by a slice is
- * finished by the next one.
+ * gives the text of each executable script to `onScript`, in document
+ * order, until it returns false (the parse then stops). parse5's tokenizer
+ * takes its input in chunks, as its parser stream feeds it: a token cut by
+ * a slice is finished by the next one.
  */
 function* parseInSlices(
   html: string,
   sliceChars: number,
-): Generator<void, string[]> {
+  onScript: (text: string) => boolean,
+): Generator<void, void> {
   if (!Number.isSafeInteger(sliceChars) || sliceChars < 1) {
     throw new RangeError(
       `Cannot parse in slices of '${sliceChars}' characters: expected a positive integer`,
     );
   }
-  const scripts: string[] = [];
+  let going = true;
+  const collect = (script: Element) => {
+    if (going && isExecutableInlineScript(script.attrs)) {
+      going = onScript(textOf(script));
+    }
+  };
   const unclosed = new Set<Element>();
   const parser = new Parser<DefaultTreeAdapterMap>({
-    treeAdapter: scriptCollector(scripts, unclosed),
+    treeAdapter: scriptCollector(collect, unclosed),
   });
   let at = 0;
   do {
@@ -173,12 +168,12 @@ function* parseInSlices(
     if (end < html.length && last >= 0xd800 && last <= 0xdbff) end += 1;
     parser.tokenizer.write(html.slice(at, end), end === html.length);
     at = end;
+    if (!going) return;
     if (at < html.length) yield;
   } while (at < html.length);
   // A script still open at the end (in SVG, parse5 leaves it on its stack)
   // gets a hash too: one too many is harmless, one too few blocks a script.
-  for (const script of unclosed) collect(scripts, script);
-  return scripts;
+  for (const script of unclosed) collect(script);
 }
 
 /**
@@ -192,7 +187,7 @@ function* parseInSlices(
  * no-op.
  */
 function scriptCollector(
-  scripts: string[],
+  collect: (script: Element) => void,
   unclosed: Set<Element>,
 ): TreeAdapter<DefaultTreeAdapterMap> {
   return {
@@ -218,7 +213,7 @@ function scriptCollector(
       return defaultTreeAdapter.createCommentNode("");
     },
     onItemPop(element) {
-      if (unclosed.delete(element)) collect(scripts, element);
+      if (unclosed.delete(element)) collect(element);
       element.childNodes = [];
       if ("content" in element) {
         (element as DefaultTreeAdapterTypes.Template).content.childNodes = [];
@@ -231,10 +226,6 @@ function scriptCollector(
       }
     },
   };
-}
-
-function collect(scripts: string[], script: Element): void {
-  if (isExecutableInlineScript(script.attrs)) scripts.push(textOf(script));
 }
 
 function isScript(node: DefaultTreeAdapterTypes.ParentNode): boolean {
@@ -272,6 +263,13 @@ export function scriptHashSource(text: string): string {
 }
 
 /**
+ * Bytes of `script-src` hash sources a pod may need (16 KiB, about 300
+ * scripts). A pod past it is served with `script-src 'none'`: its hashes
+ * would make every response's header as large as the pod allows.
+ */
+export const MAX_SCRIPT_HASH_BYTES: number = 16 * 1024;
+
+/**
  * The hash sources of a pod's executable inline scripts, each once, in
  * document order.
  *
@@ -279,25 +277,83 @@ export function scriptHashSource(text: string): string {
  * @returns `'sha256-…'` sources for `script-src`.
  */
 export function computeScriptHashes(blob: Uint8Array): string[] {
-  return unique(findInlineScripts(decodePodText(blob)).map(scriptHashSource));
+  const hashes = new HashList(Infinity);
+  const steps = parseInSlices(
+    decodePodText(blob),
+    Math.max(blob.length, 1),
+    hashes.add,
+  );
+  while (!steps.next().done);
+  return hashes.sources;
 }
 
 /**
- * {@linkcode computeScriptHashes} without holding the event loop (see
- * {@linkcode findInlineScriptsAsync}).
+ * {@linkcode computeScriptHashes} without holding the event loop: the
+ * parser takes {@linkcode PARSE_SLICE_CHARS} at a time and yields to other
+ * work between slices (a large pod takes about a second per 10 MiB to
+ * parse), and it stops as soon as the sources pass `maxBytes`.
  *
  * @param blob The stored pod.
- * @returns `'sha256-…'` sources for `script-src`.
+ * @param maxBytes Bytes the sources may take, a space between each two.
+ * @returns `'sha256-…'` sources for `script-src`, or null past `maxBytes`.
  */
 export async function computeScriptHashesAsync(
   blob: Uint8Array,
-): Promise<string[]> {
-  const scripts = await findInlineScriptsAsync(decodePodText(blob));
-  return unique(scripts.map(scriptHashSource));
+  maxBytes: number = Infinity,
+): Promise<string[] | null> {
+  const hashes = new HashList(maxBytes);
+  const steps = parseInSlices(
+    decodePodText(blob),
+    PARSE_SLICE_CHARS,
+    hashes.add,
+  );
+  while (!steps.next().done) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return hashes.over ? null : hashes.sources;
 }
 
-function unique(values: string[]): string[] {
-  return [...new Set(values)];
+/** Hash sources, each once, up to a number of bytes. */
+class HashList {
+  readonly #seen = new Set<string>();
+  readonly #max: number;
+  #bytes = -1;
+  over = false;
+
+  constructor(maxBytes: number) {
+    this.#max = maxBytes;
+  }
+
+  get sources(): string[] {
+    return [...this.#seen];
+  }
+
+  /** Adds the hash of `text`; false once the sources pass the limit. */
+  add = (text: string): boolean => {
+    const source = scriptHashSource(text);
+    if (this.#seen.has(source)) return true;
+    this.#seen.add(source);
+    this.#bytes += source.length + 1;
+    this.over = this.#bytes > this.#max;
+    return !this.over;
+  };
+}
+
+/**
+ * What the strict script policy lists for a pod: its hash sources, or
+ * `"too-long"` when they would pass {@linkcode MAX_SCRIPT_HASH_BYTES} (the
+ * pod then gets `script-src 'none'`).
+ */
+export type ScriptHashes = readonly string[] | "too-long";
+
+/** The pod a {@linkcode ScriptHashCache} hashes. */
+export interface HashedPod {
+  /** Its id, for the log. */
+  id: string;
+  /** Its blob's SHA-256: the cache key (it names the bytes). */
+  sha256: string;
+  /** Its blob's size, counted against the bytes hashed at once. */
+  blobSize: number;
 }
 
 /** Options of {@linkcode ScriptHashCache}. */
@@ -307,13 +363,23 @@ export interface ScriptHashCacheOptions {
    * @default {1024}
    */
   maxEntries?: number;
+  /**
+   * Blob bytes hashed at once; a pod that does not fit waits (one pod is
+   * always let in, whatever its size).
+   * @default {67108864}
+   */
+  maxBytesInFlight?: number;
+  /** Where a pod served with `script-src 'none'` is reported. */
+  logger?: Logger;
 }
 
 /**
- * A bounded least-recently-used cache of {@linkcode computeScriptHashes},
- * keyed by the blob's SHA-256 (the record's `sha256`, the ETag value). The
- * key names the bytes, so one cache may serve every broker of a process;
- * concurrent requests for one pod share one parse.
+ * A broker's bounded least-recently-used cache of its pods' script hashes,
+ * keyed by the blob's SHA-256 (the record's `sha256`, the ETag value):
+ * each pod is parsed once, and concurrent requests for one pod share that
+ * parse. Pods are hashed side by side, a slice of each in turn, so a large
+ * pod takes its share of the time and never holds another pod's first
+ * view until it is done; the blob bytes being hashed at once are bounded.
  *
  * @example Hash once, then answer from the cache
  * ```ts
@@ -322,32 +388,45 @@ export interface ScriptHashCacheOptions {
  *
  * const cache = new ScriptHashCache({ maxEntries: 2 });
  * const blob = new TextEncoder().encode("<script>go()</script>");
+ * const pod = { id: "p", sha256: "digest-1", blobSize: blob.length };
  * let loads = 0;
  * const load = () => (loads++, Promise.resolve(blob));
- * const first = await cache.hashesOf("digest-1", load);
- * assert.deepEqual(await cache.hashesOf("digest-1", load), first);
+ * const first = await cache.hashesOf(pod, load);
+ * assert.deepEqual(await cache.hashesOf(pod, load), first);
  * assert.equal(loads, 1);
  * ```
  */
 export class ScriptHashCache {
-  #max: number;
-  #entries = new Map<string, Promise<readonly string[] | null>>();
-  #queue: Promise<void> = Promise.resolve();
+  readonly #entries: Lru<string, Promise<ScriptHashes | null>>;
+  readonly #maxBytesInFlight: number;
+  readonly #logger: Logger | undefined;
+  #bytesInFlight = 0;
+  readonly #waiting: { bytes: number; start: () => void }[] = [];
 
   /**
    * Makes an empty cache.
    *
-   * @param options Its size.
+   * @param options Its size and logger.
    * @throws {RangeError} For a size that is not a positive integer.
    */
   constructor(options: ScriptHashCacheOptions = {}) {
     const max = options.maxEntries ?? DEFAULT_SCRIPT_HASH_CACHE_ENTRIES;
-    if (!Number.isSafeInteger(max) || max < 1) {
-      throw new RangeError(
-        `Cannot make a script hash cache: maxEntries '${max}' is not a positive integer`,
-      );
+    const inFlight = options.maxBytesInFlight ?? 64 * 1024 * 1024;
+    for (
+      const [name, value] of [["maxEntries", max], [
+        "maxBytesInFlight",
+        inFlight,
+      ]]
+    ) {
+      if (!Number.isSafeInteger(value) || (value as number) < 1) {
+        throw new RangeError(
+          `Cannot make a script hash cache: ${name} '${value}' is not a positive integer`,
+        );
+      }
     }
-    this.#max = max;
+    this.#entries = new Lru({ maxEntries: max });
+    this.#maxBytesInFlight = inFlight;
+    this.#logger = options.logger;
   }
 
   /** Pods held now (computed or being computed). */
@@ -356,60 +435,88 @@ export class ScriptHashCache {
   }
 
   /**
-   * The hash sources of the pod whose blob digest is `key`, computed from
-   * `load()` on a miss. Requests for a pod being computed wait for that
-   * computation; pods are parsed one at a time, each without holding the
-   * event loop, so memory stays near one pod's tree. A failed or empty load
-   * is not kept.
+   * The hash sources of `pod`, computed from `load()` on a miss. Requests
+   * for a pod being computed wait for that computation. A failed or empty
+   * load is not kept.
    *
-   * @param key The blob's SHA-256 (any string that names the bytes).
+   * @param pod The pod's id, blob digest and size.
    * @param load Reads the blob; null when it is gone.
-   * @returns The hash sources, or null when `load` found no blob.
+   * @returns The hash sources (or `"too-long"`), or null when `load` found
+   * no blob.
    */
   async hashesOf(
-    key: string,
+    pod: HashedPod,
     load: () => Promise<Uint8Array | null> | Uint8Array | null,
-  ): Promise<readonly string[] | null> {
-    const held = this.#entries.get(key);
-    if (held !== undefined) {
-      // Refresh its place: a Map iterates in insertion order.
-      this.#entries.delete(key);
-      this.#entries.set(key, held);
-      return held;
-    }
-    const pending = this.#compute(load);
-    this.#entries.set(key, pending);
-    if (this.#entries.size > this.#max) {
-      this.#entries.delete(this.#entries.keys().next().value!);
-    }
+  ): Promise<ScriptHashes | null> {
+    const held = this.#entries.get(pod.sha256);
+    if (held !== undefined) return held;
+    const pending = this.#compute(pod, load);
+    this.#entries.set(pod.sha256, pending);
     try {
       const hashes = await pending;
-      if (hashes === null) this.#forget(key, pending);
+      if (hashes === null) this.#forget(pod.sha256, pending);
       return hashes;
     } catch (error) {
-      this.#forget(key, pending);
+      this.#forget(pod.sha256, pending);
       throw error;
     }
   }
 
-  /** Forgets every entry. */
-  clear(): void {
-    this.#entries.clear();
-  }
-
-  #compute(
+  async #compute(
+    pod: HashedPod,
     load: () => Promise<Uint8Array | null> | Uint8Array | null,
-  ): Promise<readonly string[] | null> {
-    const run = this.#queue.then(async () => {
+  ): Promise<ScriptHashes | null> {
+    const bytes = Math.max(pod.blobSize, 0);
+    await this.#admit(bytes);
+    try {
       const blob = await load();
       if (blob === null) return null;
-      return Object.freeze(await computeScriptHashesAsync(blob));
-    });
-    this.#queue = run.then(() => {}, () => {});
-    return run;
+      const hashes = await computeScriptHashesAsync(
+        blob,
+        MAX_SCRIPT_HASH_BYTES,
+      );
+      if (hashes !== null) return Object.freeze(hashes);
+      this.#logger?.(
+        "warn",
+        `Serving pod '${pod.id}' with script-src 'none': its inline script hashes pass ${MAX_SCRIPT_HASH_BYTES} bytes`,
+        { id: pod.id, sha256: pod.sha256 },
+      );
+      return "too-long";
+    } finally {
+      this.#release(bytes);
+    }
   }
 
-  #forget(key: string, pending: Promise<readonly string[] | null>): void {
+  /** Waits until `bytes` fit the bytes hashed at once. */
+  #admit(bytes: number): Promise<void> {
+    if (this.#fits(bytes)) {
+      this.#bytesInFlight += bytes;
+      return Promise.resolve();
+    }
+    return new Promise((start) => this.#waiting.push({ bytes, start }));
+  }
+
+  #fits(bytes: number): boolean {
+    return this.#bytesInFlight === 0 ||
+      this.#bytesInFlight + bytes <= this.#maxBytesInFlight;
+  }
+
+  /** Frees `bytes` and lets in every waiting pod that now fits, in order. */
+  #release(bytes: number): void {
+    this.#bytesInFlight -= bytes;
+    for (let i = 0; i < this.#waiting.length;) {
+      const next = this.#waiting[i]!;
+      if (!this.#fits(next.bytes)) {
+        i++;
+        continue;
+      }
+      this.#waiting.splice(i, 1);
+      this.#bytesInFlight += next.bytes;
+      next.start();
+    }
+  }
+
+  #forget(key: string, pending: Promise<ScriptHashes | null>): void {
     if (this.#entries.get(key) === pending) this.#entries.delete(key);
   }
 }

@@ -10,6 +10,7 @@ import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
+import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPDATE_CASES } from "./updates.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
@@ -28,6 +29,7 @@ export const CASES: readonly ContractCase[] = [
   ...CLI_CASES,
   ...ADAPTER_CASES,
   ...UPDATE_CASES,
+  ...SCRIPT_POLICY_CASES,
 ];
 
 const names = new Set<string>();

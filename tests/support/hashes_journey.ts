@@ -11,7 +11,7 @@
 // Usage: deno run -A tests/support/hashes_journey.ts
 import assert from "node:assert/strict";
 import { type Browser, chromium } from "playwright-core";
-import type { PodHeaderOptionsWithScripts } from "../../src/serving/pod_headers.ts";
+import type { PodHeaderOptions } from "../../src/config/types.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { signedPod, startServer, upload } from "./helpers.ts";
 
@@ -92,7 +92,7 @@ interface PodState {
 
 async function visit(
   browser: Browser,
-  podHeaderOptions: PodHeaderOptionsWithScripts,
+  podHeaderOptions: PodHeaderOptions,
 ): Promise<{ before: PodState; after: PodState; console: string[] }> {
   await using server = await startServer({ podHeaderOptions });
   const uploaded = await upload(

@@ -14,7 +14,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CspEvaluator } from "npm:csp_evaluator@1.1.8/dist/evaluator.js";
 import { CspParser } from "npm:csp_evaluator@1.1.8/dist/parser.js";
-import type { PodHeaderOptionsWithScripts } from "../../src/serving/pod_headers.ts";
+import type { PodHeaderOptions } from "../../src/config/types.ts";
 import {
   signedPod,
   startServer,
@@ -43,7 +43,7 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** A broker with `podHeaderOptions` behind a proxy, and one pod on it. */
 async function brokerWithPod(
-  podHeaderOptions: PodHeaderOptionsWithScripts,
+  podHeaderOptions: PodHeaderOptions,
 ): Promise<{ broker: TestServer; id: string }> {
   const broker = await startServer({ podHeaderOptions, trustProxy: true });
   const response = await upload(broker.url, await signedPod(POD) as BodyInit);

@@ -6,8 +6,9 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { parse } from "parse5";
 import {
-  appendPodHeaders,
   defaultContentPolicy,
+  podHeaderList,
+  scriptPolicyConflict,
   withScriptHashes,
 } from "../../src/serving/pod_headers.ts";
 import {
@@ -17,6 +18,7 @@ import {
   findInlineScripts,
   findInlineScriptsInSlices,
   isExecutableInlineScript,
+  MAX_SCRIPT_HASH_BYTES,
   ScriptHashCache,
   scriptHashSource,
 } from "../../src/serving/script_hashes.ts";
@@ -205,6 +207,12 @@ Deno.test("computeScriptHashes() hashes each executable script once; the async f
   ]);
 });
 
+const podOf = (name: string, size = 1) => ({
+  id: name,
+  sha256: name,
+  blobSize: size,
+});
+
 Deno.test("ScriptHashCache parses a pod once, evicts the least recently used and keeps no failure", async () => {
   const cache = new ScriptHashCache({ maxEntries: 2 });
   const loads: string[] = [];
@@ -213,29 +221,133 @@ Deno.test("ScriptHashCache parses a pod once, evicts the least recently used and
     return Promise.resolve(encode(`<script>${name}()</script>`));
   };
   const [a1, a2] = await Promise.all([
-    cache.hashesOf("a", pod("a")),
-    cache.hashesOf("a", pod("a")),
+    cache.hashesOf(podOf("a"), pod("a")),
+    cache.hashesOf(podOf("a"), pod("a")),
   ]);
   assert.deepEqual(a1, [sha256Source("a()")]);
   assert.equal(a2, a1);
-  await cache.hashesOf("b", pod("b"));
-  await cache.hashesOf("a", pod("a")); // a is now the most recent
-  await cache.hashesOf("c", pod("c")); // evicts b
+  await cache.hashesOf(podOf("b"), pod("b"));
+  await cache.hashesOf(podOf("a"), pod("a")); // a is now the most recent
+  await cache.hashesOf(podOf("c"), pod("c")); // evicts b
   assert.equal(cache.size, 2);
-  await cache.hashesOf("a", pod("a"));
-  await cache.hashesOf("b", pod("b"));
+  await cache.hashesOf(podOf("a"), pod("a"));
+  await cache.hashesOf(podOf("b"), pod("b"));
   assert.deepEqual(loads, ["a", "b", "c", "b"]);
 
-  assert.equal(await cache.hashesOf("gone", () => null), null);
+  assert.equal(await cache.hashesOf(podOf("gone"), () => null), null);
   await assert.rejects(
-    cache.hashesOf("broken", () => Promise.reject(new Error("disk"))),
+    cache.hashesOf(podOf("broken"), () => Promise.reject(new Error("disk"))),
     /disk/,
   );
   assert.deepEqual(
-    await cache.hashesOf("gone", () => encode("<script>back()</script>")),
+    await cache.hashesOf(
+      podOf("gone"),
+      () => encode("<script>back()</script>"),
+    ),
     [sha256Source("back()")],
   );
   assert.throws(() => new ScriptHashCache({ maxEntries: 0 }), RangeError);
+  assert.throws(
+    () => new ScriptHashCache({ maxBytesInFlight: 0 }),
+    RangeError,
+  );
+});
+
+Deno.test("security 4: hashes past 16 KiB are 'too-long', computed once per pod and logged once", async () => {
+  const scripts = (count: number, from = 0) =>
+    Array.from({ length: count }, (_, i) => `<script>${from + i}</script>`)
+      .join("");
+  // Just under the limit: every hash is listed.
+  const sourceBytes = sha256Source("0").length + 1;
+  const fit = Math.floor((MAX_SCRIPT_HASH_BYTES + 1) / sourceBytes);
+  assert.equal(
+    (await computeScriptHashesAsync(
+      encode(scripts(fit)),
+      MAX_SCRIPT_HASH_BYTES,
+    ))
+      ?.length,
+    fit,
+  );
+  assert.equal(
+    await computeScriptHashesAsync(
+      encode(scripts(fit + 1)),
+      MAX_SCRIPT_HASH_BYTES,
+    ),
+    null,
+  );
+  // Repeats count once.
+  assert.equal(
+    (await computeScriptHashesAsync(
+      encode(scripts(fit) + scripts(fit)),
+      MAX_SCRIPT_HASH_BYTES,
+    ))?.length,
+    fit,
+  );
+  const lines: string[] = [];
+  const cache = new ScriptHashCache({
+    logger: (level, message) => lines.push(`${level} ${message}`),
+  });
+  let loads = 0;
+  const many = encode(scripts(400_000));
+  const load = () => (loads++, many);
+  const pod = { id: "many", sha256: "many", blobSize: many.length };
+  const [first, second] = await Promise.all([
+    cache.hashesOf(pod, load),
+    cache.hashesOf(pod, load),
+  ]);
+  assert.equal(first, "too-long");
+  assert.equal(second, "too-long");
+  assert.equal(await cache.hashesOf(pod, load), "too-long");
+  assert.equal(loads, 1);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]!, /^warn .*'many'.*script-src 'none'/);
+});
+
+Deno.test("security 4: ScriptHashCache hashes pods side by side, so a large pod never holds a small one", async () => {
+  const cache = new ScriptHashCache();
+  const finished: string[] = [];
+  const large = encode(
+    "<p>filler</p>".repeat(300_000) + "<script>x()</script>",
+  );
+  const small = encode("<script>small()</script>");
+  const bigDone = cache.hashesOf(
+    { id: "large", sha256: "large", blobSize: large.length },
+    () => large,
+  ).then(() => finished.push("large"));
+  // Asked for after the large pod has started.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  const smallDone = cache.hashesOf(
+    { id: "small", sha256: "small", blobSize: small.length },
+    () => small,
+  ).then(() => finished.push("small"));
+  await Promise.all([bigDone, smallDone]);
+  assert.deepEqual(finished, ["small", "large"]);
+});
+
+Deno.test("ScriptHashCache lets in the pods that fit the bytes in flight, one at least", async () => {
+  const cache = new ScriptHashCache({ maxBytesInFlight: 100 });
+  const started: string[] = [];
+  const gates = new Map<string, () => void>();
+  const pod = (name: string, size: number, gated: boolean) =>
+    cache.hashesOf({ id: name, sha256: name, blobSize: size }, async () => {
+      started.push(name);
+      if (gated) await new Promise<void>((open) => gates.set(name, open));
+      return encode(`<script>${name}()</script>`);
+    });
+  const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
+  // a and b are each bigger than the budget: one at a time, the rest wait.
+  const a = pod("a", 500, true);
+  const b = pod("b", 500, true);
+  const small = [pod("c", 50, false), pod("d", 50, false)];
+  await tick();
+  assert.deepEqual(started, ["a"]);
+  gates.get("a")!();
+  await a;
+  await tick();
+  assert.deepEqual(started, ["a", "b"]);
+  gates.get("b")!();
+  await Promise.all([b, ...small]);
+  assert.deepEqual(started, ["a", "b", "c", "d"]);
 });
 
 Deno.test("defaultContentPolicy() lists the hashes instead of 'unsafe-inline' and keeps 'wasm-unsafe-eval'", () => {
@@ -264,48 +376,83 @@ Deno.test("withScriptHashes() makes an operator's script-src strict and leaves o
     "default-src 'self'; SCRIPT-SRC 'self' 'sha256-A='; style-src 'unsafe-inline'",
   );
   assert.equal(
+    withScriptHashes("script-src 'self'; script-src-elem 'self'", [
+      "'sha256-A='",
+    ]),
+    "script-src 'self' 'sha256-A='; script-src-elem 'self' 'sha256-A='",
+  );
+  assert.equal(
     withScriptHashes("default-src 'none'", ["'sha256-A='"]),
     "default-src 'none'",
   );
+  assert.equal(
+    withScriptHashes("script-src 'self' https://cdn.example", "too-long"),
+    "script-src 'none'",
+  );
 });
 
-Deno.test("appendPodHeaders() builds the strict content policy only with scriptPolicy 'hashes'", () => {
+Deno.test("security 10: scriptPolicyConflict() names a custom policy the hashes cannot hold in", () => {
+  const hashes = (csp: string) =>
+    scriptPolicyConflict({ scriptPolicy: "hashes", csp });
+  assert.equal(hashes("default-src 'none'; script-src 'self'"), null);
+  assert.equal(scriptPolicyConflict({ scriptPolicy: "hashes" }), null);
+  assert.equal(scriptPolicyConflict({ csp: "default-src 'self'" }), null);
+  assert.match(hashes("default-src 'self' 'unsafe-inline'")!, /no script-src/);
+  assert.match(
+    hashes("script-src 'self'; Script-Src-Elem 'self' 'UNSAFE-INLINE'")!,
+    /script-src-elem 'unsafe-inline'/,
+  );
+  assert.match(
+    hashes("script-src 'self'; script-src-attr 'unsafe-inline'")!,
+    /script-src-attr 'unsafe-inline'/,
+  );
+  // script-src-elem without 'unsafe-inline' gets the hashes too.
+  assert.equal(hashes("script-src 'self'; script-src-elem 'self'"), null);
+});
+
+Deno.test("podHeaderList() builds the strict content policy only with scriptPolicy 'hashes'", () => {
   const signal = "ws://127.0.0.1:1/signal";
   const pod = encode("<script>start()</script>");
   const hashes = computeScriptHashes(pod);
-  const policies = (headers: Headers) =>
-    headers.get("Content-Security-Policy")!.split(", ");
+  const policies = (pairs: [string, string][]) =>
+    new Headers(pairs).get("Content-Security-Policy")!.split(", ");
 
-  const strict = new Headers();
-  appendPodHeaders(strict, { scriptPolicy: "hashes" }, signal, hashes);
+  const strict = podHeaderList({ scriptPolicy: "hashes" }, signal, hashes);
   const [sandbox, content] = policies(strict);
   assert.match(sandbox!, /^sandbox allow-scripts/);
   assert.equal(content, defaultContentPolicy(signal, hashes));
   assert.ok(!content!.includes("script-src 'unsafe-inline'"));
+  const headers = new Headers(strict);
+  assert.equal(headers.get("Content-Type"), "text/html; charset=utf-8");
+  assert.equal(headers.get("Cache-Control"), "public, max-age=300");
 
   // Without hashes, nothing inline may run (fail closed).
-  const none = new Headers();
-  appendPodHeaders(none, { scriptPolicy: "hashes" }, signal);
-  assert.match(policies(none)[1]!, /script-src 'wasm-unsafe-eval';/);
+  assert.match(
+    policies(podHeaderList({ scriptPolicy: "hashes" }, signal))[1]!,
+    /script-src 'wasm-unsafe-eval';/,
+  );
+  // Too many hashes: nothing at all.
+  assert.match(
+    policies(podHeaderList({ scriptPolicy: "hashes" }, signal, "too-long"))[1]!,
+    /script-src 'none';/,
+  );
 
   // The default policy ignores hashes.
-  const loose = new Headers();
-  appendPodHeaders(loose, {}, signal, hashes);
-  assert.equal(policies(loose)[1], defaultContentPolicy(signal));
+  assert.equal(
+    policies(podHeaderList({}, signal, hashes))[1],
+    defaultContentPolicy(signal),
+  );
 
   // An operator's policy gets the hashes in its script-src.
-  const custom = new Headers();
-  appendPodHeaders(
-    custom,
-    {
-      scriptPolicy: "hashes",
-      csp: "default-src 'none'; script-src 'unsafe-inline'",
-    },
-    signal,
-    hashes,
-  );
   assert.equal(
-    policies(custom)[1],
+    policies(podHeaderList(
+      {
+        scriptPolicy: "hashes",
+        csp: "default-src 'none'; script-src 'unsafe-inline'",
+      },
+      signal,
+      hashes,
+    ))[1],
     `default-src 'none'; script-src ${hashes[0]}`,
   );
 });

@@ -7,9 +7,12 @@
 
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
-import { appendPodHeaders } from "../../serving/pod_headers.ts";
+import { PodHeaders } from "../../serving/pod_headers.ts";
 import { BrokerError } from "../problem.ts";
-import type { ScriptHashCache } from "../../serving/script_hashes.ts";
+import type {
+  ScriptHashCache,
+  ScriptHashes,
+} from "../../serving/script_hashes.ts";
 import {
   POD_CACHE_MAX_ENTRY_BYTES,
   PodResponseCache,
@@ -19,22 +22,62 @@ import type { RouteRequest } from "../router.ts";
 import type { PodHeaderOptions } from "../../config/types.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
 
-/** What the pod routes need from the broker. */
+/** What the pod routes need from the broker: one per broker. */
 export interface PodContext {
+  /** Where pods are. */
+  registry: Registry;
+  /** The pod headers, built once per signaling URL. */
+  headers: PodHeaders;
+  /** Ready responses of hot pods, by id and bytes. */
+  responses: PodResponseCache;
+  /**
+   * The script hash cache (`scriptPolicy: "hashes"`), made on first use:
+   * the HTML parser is not loaded unless it is needed.
+   */
+  scriptHashes: () => Promise<ScriptHashCache>;
+  /** Where a failed `bumpHits` is reported. */
+  logger: Logger;
+  /** Pods that match it answer 410 `pod_deleted`. */
+  denyList: DenyList | null;
+}
+
+/** What {@linkcode createPodContext} needs, from the resolved options. */
+export interface PodContextOptions {
   /** Where pods are. */
   registry: Registry;
   /** Pod header overrides. */
   podHeaderOptions: PodHeaderOptions;
-  /** The public base URL for this request, without a trailing slash. */
-  baseUrl: string;
-  /** The broker's WebSocket signaling URL. */
-  signalUrl: string;
-  /** Where a failed `bumpHits` is reported. */
+  /** Log sink. */
   logger: Logger;
-  /** Pods that match it answer 410 `pod_deleted`. */
-  denyList?: DenyList | null;
+  /** The deny list, or null. */
+  denyList: DenyList | null;
   /** Bytes of pods kept as ready responses (0: none). */
   podCacheBytes: number;
+}
+
+/**
+ * The pod routes' state for one broker: its header lists, ready responses
+ * and script hashes live as long as the broker, whatever the request's
+ * base URL.
+ *
+ * @param options From the resolved options.
+ * @returns The context to pass to {@linkcode handlePod} and
+ * {@linkcode handleMeta}.
+ */
+export function createPodContext(options: PodContextOptions): PodContext {
+  const { registry, logger, denyList } = options;
+  let scriptHashes: Promise<ScriptHashCache> | undefined;
+  return {
+    registry,
+    headers: new PodHeaders(options.podHeaderOptions),
+    responses: new PodResponseCache(options.podCacheBytes),
+    scriptHashes: () =>
+      scriptHashes ??= import("../../serving/script_hashes.ts").then((
+        module,
+      ) => new module.ScriptHashCache({ logger })),
+    logger,
+    denyList,
+  };
 }
 
 /**
@@ -86,7 +129,7 @@ async function servePod(
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...await podHeadersFor(record, context),
+    ...context.headers.of(input.baseUrl, await scriptHashesOf(record, context)),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
@@ -112,7 +155,13 @@ async function servePod(
     { status: 200, headers },
   );
   return body instanceof Uint8Array
-    ? cacheOf(context).put(id, record.sha256, response, body.length)
+    ? context.responses.put(
+      id,
+      record.sha256,
+      input.baseUrl,
+      response,
+      body.length,
+    )
     : response;
 }
 
@@ -122,7 +171,11 @@ function readyResponse(
   context: PodContext,
   record: Readonly<PodRecord>,
 ): Response | null {
-  const cached = cacheOf(context).get(record.id, record.sha256);
+  const cached = context.responses.get(
+    record.id,
+    record.sha256,
+    input.baseUrl,
+  );
   if (cached === null) return null;
   countHit(context, record.id);
   input.bodyBytes = record.blobSize;
@@ -140,35 +193,23 @@ function countHit({ registry, logger }: PodContext, id: string): void {
   }
 }
 
-/** Ready responses, one cache per header context (base URL and options). */
-const CACHES = new WeakMap<PodContext, PodResponseCache>();
-
-function cacheOf(context: PodContext): PodResponseCache {
-  let cache = CACHES.get(context);
-  if (cache === undefined) {
-    cache = new PodResponseCache(context.podCacheBytes);
-    CACHES.set(context, cache);
-  }
-  return cache;
-}
-
 /**
  * Serves a pod's record as JSON, with its URL.
  *
- * @param id The path segment.
- * @param context Registry and base URL.
+ * @param input The request, its base URL and the path segment.
+ * @param context Registry and deny list.
  * @returns 200 with the record.
  * @throws {BrokerError} `pod_not_found`, or `pod_deleted` for a pod taken
  * down.
  */
 export async function handleMeta(
-  id: string,
+  { id, baseUrl }: RouteRequest,
   context: PodContext,
 ): Promise<Response> {
   const record = await findRecord(context, id);
   return Response.json({
     id: record.id,
-    url: `${context.baseUrl}/${record.id}`,
+    url: `${baseUrl}/${record.id}`,
     ownerPubkey: record.ownerPubkey,
     blobSize: record.blobSize,
     sha256: record.sha256,
@@ -213,60 +254,21 @@ function takenDown(id: string): BrokerError {
   );
 }
 
-/** The headers every pod gets in one context, built once per context. */
-const POD_HEADERS = new WeakMap<PodContext, [string, string][]>();
-
-function podHeadersOf(context: PodContext): [string, string][] {
-  let pairs = POD_HEADERS.get(context);
-  if (pairs === undefined) {
-    const headers = new Headers({
-      "Content-Type": "text/html; charset=utf-8",
-      "Cache-Control": "public, max-age=300",
-    });
-    appendPodHeaders(headers, context.podHeaderOptions, context.signalUrl);
-    pairs = [...headers];
-    POD_HEADERS.set(context, pairs);
-  }
-  return pairs;
-}
-
 /**
- * Script hashes by blob digest, shared by every broker of the process (the
- * key names the bytes, so sharing is safe). Loaded on first use: the HTML
- * parser is not part of serving unless `scriptPolicy` is `"hashes"`.
+ * With `scriptPolicy: "hashes"`: the pod's script hashes, computed once per
+ * pod by the broker's cache. Otherwise undefined.
  */
-let scriptHashes: Promise<ScriptHashCache> | undefined;
-function scriptHashCache(): Promise<ScriptHashCache> {
-  scriptHashes ??= import("../../serving/script_hashes.ts").then((module) =>
-    new module.ScriptHashCache()
-  );
-  return scriptHashes;
-}
-
-/** The pod headers of one pod: with `scriptPolicy: "hashes"`, its own. */
-async function podHeadersFor(
+async function scriptHashesOf(
   record: PodRecord,
   context: PodContext,
-): Promise<[string, string][]> {
-  if (context.podHeaderOptions.scriptPolicy !== "hashes") {
-    return podHeadersOf(context);
-  }
-  const hashes = await (await scriptHashCache()).hashesOf(
-    record.sha256,
+): Promise<ScriptHashes | undefined> {
+  if (!context.headers.hashesScripts) return undefined;
+  const hashes = await (await context.scriptHashes()).hashesOf(
+    record,
     () => context.registry.getBlob(record.id),
   );
   if (hashes === null) throw notFound(record.id);
-  const headers = new Headers({
-    "Content-Type": "text/html; charset=utf-8",
-    "Cache-Control": "public, max-age=300",
-  });
-  appendPodHeaders(
-    headers,
-    context.podHeaderOptions,
-    context.signalUrl,
-    hashes,
-  );
-  return [...headers];
+  return hashes;
 }
 
 function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
