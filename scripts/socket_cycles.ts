@@ -22,7 +22,7 @@ import {
   collectGarbage,
   removeBrokerFiles,
   startBroker,
-} from "./crash_loop.ts";
+} from "../tests/support/crash_loop.ts";
 
 const { values } = parseArgs({
   args: Deno.args,

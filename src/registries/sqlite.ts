@@ -20,6 +20,7 @@ import { createRequire } from "node:module";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
+import { Lru } from "../_util/lru.ts";
 import { type PodRow, toRecord } from "./_row.ts";
 import { HitBatcher } from "./hit_batcher.ts";
 /**
@@ -102,7 +103,9 @@ export class SqliteRegistry implements Registry {
   /** Hits counted and not yet written. */
   #hits = new HitBatcher((hits) => this.#writeHits(hits));
   /** Records read lately, with when: serving a hot pod reads no row. */
-  #recent = new Map<string, { current: Current; at: number }>();
+  #recent = new Lru<string, { current: Current; at: number }>({
+    maxEntries: RECORD_REUSE_MAX,
+  });
 
   /**
    * Opens (or creates) the registry in `dataDir` and removes what a crash
@@ -263,9 +266,6 @@ export class SqliteRegistry implements Registry {
         at: now,
       };
       this.#recent.set(id, recent);
-      if (this.#recent.size > RECORD_REUSE_MAX) {
-        this.#recent.delete(this.#recent.keys().next().value!);
-      }
     }
     return recent.current;
   }

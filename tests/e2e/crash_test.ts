@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { runCrashLoop } from "../../scripts/crash_loop.ts";
+import { runCrashLoop } from "../support/crash_loop.ts";
 import { runUpdateCrashLoop } from "../support/update_crash.ts";
 
 Deno.test("SqliteRegistry loses no acknowledged pod and leaves no stray file across 3 SIGKILLs under load", async () => {

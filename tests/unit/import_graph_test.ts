@@ -109,3 +109,16 @@ Deno.test("no import cycle among src/ files (deno info --json)", async () => {
   assert.ok([...graph.values()].some((deps) => deps.length > 0));
   assert.deepEqual(cycles(graph), []);
 });
+
+Deno.test("tests/ import nothing from scripts/ (scripts may use tests/support)", async () => {
+  const files = await tsFiles(join(ROOT, "tests"));
+  assert.ok(files.length > 50);
+  const offenders: string[] = [];
+  for (const file of files) {
+    const text = await Deno.readTextFile(file);
+    if (/(?:from|import\()\s*["'][./]*\/scripts\//.test(text)) {
+      offenders.push(file.slice(ROOT.length));
+    }
+  }
+  assert.deepEqual(offenders, []);
+});

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import ts from "typescript";
-import { MARKERS, renderOptionsTable } from "../../scripts/options_doc.ts";
+import { MARKERS, renderOptionsTable } from "../support/options_doc.ts";
 import {
   DEFAULT_MAX_BLOB_BYTES,
   DEFAULT_SIGNALING,
