@@ -26,6 +26,7 @@ import {
 import { requestTarget } from "./request_url.ts";
 import { type HubStats, SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
+import { PodHosts } from "./pod_host.ts";
 import { Metrics } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
@@ -98,10 +99,15 @@ export function createBroker(options: ResolvedOptions): Broker {
   const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
   let closing = false;
+  const podHosts = options.podDomain === null ? null : new PodHosts(
+    options.podDomain,
+    options.podHeaderOptions,
+    options.podCacheBytes,
+  );
 
   const health = () => handleHealth(hub.stats, startedAt);
   const pod = (input: RouteRequest) =>
-    handlePod(input, podContext(input.baseUrl));
+    podHosts?.redirect(input) ?? handlePod(input, podContext(input.baseUrl));
   const meta = ({ baseUrl, id }: RouteRequest) =>
     handleMeta(id, podContext(baseUrl));
 
@@ -120,6 +126,7 @@ export function createBroker(options: ResolvedOptions): Broker {
               uploadTimeoutMs: options.uploadTimeoutMs,
               baseUrl,
               denyList: options.denyList,
+              podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
             });
             metrics?.uploadAccepted();
             return created;
@@ -140,6 +147,9 @@ export function createBroker(options: ResolvedOptions): Broker {
     { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
   ];
   const matchRoute = createRouteMatcher(routes);
+  const matchPodRoute = podHosts &&
+    createRouteMatcher(podHosts.routes(podContext, admit));
+  const ownBase = { ...options, baseUrl: null };
 
   // One context per base URL (there is one unless X-Forwarded-Host varies).
   let lastContext: PodContext | undefined;
@@ -153,6 +163,7 @@ export function createBroker(options: ResolvedOptions): Broker {
         logger: options.logger,
         denyList: options.denyList,
         podCacheBytes: options.podCacheBytes,
+        podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
       };
     }
     return lastContext;
@@ -204,7 +215,11 @@ export function createBroker(options: ResolvedOptions): Broker {
     const started = performance.now();
     const { origin, path } = requestTarget(request.url);
     const baseUrl = baseUrlOf(request, origin, options);
-    const match = matchRoute(path);
+    // With podDomain, a request to a pod's own host has its own routes.
+    const podId = podHosts?.idOf(
+      options.baseUrl === null ? baseUrl : baseUrlOf(request, origin, ownBase),
+    ) ?? null;
+    const match = podId === null ? matchRoute(path) : matchPodRoute!(path);
     if (match === null) {
       return observe(
         request,
@@ -216,7 +231,8 @@ export function createBroker(options: ResolvedOptions): Broker {
         peerAddress,
       );
     }
-    const { route, id } = match;
+    const { route } = match;
+    const id = podId ?? match.id;
     const input: RouteRequest = { request, baseUrl, id };
     const finish = (answer: Response | Admission) => {
       if (answer instanceof Response) {

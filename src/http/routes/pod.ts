@@ -35,6 +35,10 @@ export interface PodContext {
   denyList?: DenyList | null;
   /** Bytes of pods kept as ready responses (0: none). */
   podCacheBytes: number;
+  /** The cache of ready responses to use, when shared (pods' own origins). */
+  responseCache?: PodResponseCache;
+  /** With `podDomain`: a pod's own URL, `/meta`'s `podUrl`. */
+  podUrl?: ((id: string) => string) | undefined;
 }
 
 /**
@@ -144,6 +148,7 @@ function countHit({ registry, logger }: PodContext, id: string): void {
 const CACHES = new WeakMap<PodContext, PodResponseCache>();
 
 function cacheOf(context: PodContext): PodResponseCache {
+  if (context.responseCache !== undefined) return context.responseCache;
   let cache = CACHES.get(context);
   if (cache === undefined) {
     cache = new PodResponseCache(context.podCacheBytes);
@@ -177,6 +182,7 @@ export async function handleMeta(
     createdAt: record.createdAt,
     uploadedAt: record.uploadedAt,
     hits: record.hits,
+    ...(context.podUrl && { podUrl: context.podUrl(record.id) }),
   }, { headers: { "Cache-Control": "no-cache" } });
 }
 

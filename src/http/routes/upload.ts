@@ -27,6 +27,8 @@ export interface UploadContext {
   baseUrl: string;
   /** Owner keys and content digests refused with 403. */
   denyList?: DenyList | null;
+  /** With `podDomain`: a pod's own URL, the envelope's `podUrl`. */
+  podUrl?: ((id: string) => string) | undefined;
 }
 
 /**
@@ -91,6 +93,7 @@ export async function handleUpload(
       url,
       ownerPubkey: record.ownerPubkey,
       blobSize: record.blobSize,
+      ...(context.podUrl && { podUrl: context.podUrl(record.id) }),
     };
     return Response.json(body, { status: 201, headers: { Location: url } });
   } finally {
