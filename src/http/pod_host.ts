@@ -22,7 +22,7 @@ import type { Route, RouteHandler, RouteRequest } from "./router.ts";
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 
 /** Characters of a pod's label: 12 bytes of base32, unpadded. */
-export const POD_LABEL_LENGTH = Math.ceil(POD_ID_LENGTH * 8 / 5);
+export const POD_LABEL_LENGTH: number = Math.ceil(POD_ID_LENGTH * 8 / 5);
 
 /** Pod contexts kept (each holds its pod's headers, built once). */
 const MAX_CONTEXTS = 1024;

@@ -11,7 +11,8 @@
 import assert from "node:assert/strict";
 import { chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { signedPod, startServer, upload } from "./helpers.ts";
+import { buildPod } from "../../src/build/mod.ts";
+import { newSeed, signedPod, startServer, upload } from "./helpers.ts";
 
 /** A pod whose own script counts its visits in localStorage. */
 const POD = `<!doctype html>
@@ -128,6 +129,29 @@ async function journey(page: Page): Promise<void> {
   assert.equal(await idb(page), null);
 }
 
+/**
+ * The chat example on its own origin: the browser client reaches the pod
+ * host's /signal by default, and the chat's history survives a reload.
+ */
+async function chatJourney(page: Page): Promise<void> {
+  await using server = await startServer({ podDomain: "localhost" });
+  const entry = new URL("../../examples/chat/index.html", import.meta.url);
+  const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
+  const uploaded = await upload(server.url, html as BodyInit);
+  assert.equal(uploaded.status, 201, await uploaded.clone().text());
+  const { podUrl } = await uploaded.json();
+  const connected = '#status[data-state="connected"]';
+  await page.goto(`${podUrl}#history-test`);
+  await page.waitForSelector(connected, { timeout: 15_000 });
+  await page.fill("#input", "remember me");
+  await page.press("#input", "Enter");
+  const mine = page.locator('#log .msg[data-from="me"]');
+  await mine.waitFor({ timeout: 5_000 });
+  await page.reload();
+  await page.waitForSelector(connected, { timeout: 15_000 });
+  assert.deepEqual(await mine.allTextContents(), ["remember me"]);
+}
+
 if (import.meta.main) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -136,6 +160,7 @@ if (import.meta.main) {
   try {
     const context = await browser.newContext();
     await journey(await context.newPage());
+    await chatJourney(await (await browser.newContext()).newPage());
     console.log("journey ok");
   } finally {
     await browser.close();
