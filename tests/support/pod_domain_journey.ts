@@ -9,7 +9,7 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/pod_domain_journey.ts
 import assert from "node:assert/strict";
-import { chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { buildPod } from "../../src/build/mod.ts";
 import { newSeed, signedPod, startServer, upload } from "./helpers.ts";
@@ -129,27 +129,46 @@ async function journey(page: Page): Promise<void> {
   assert.equal(await idb(page), null);
 }
 
+/** A fresh browser profile (its own storage) with one page. */
+async function freshPage(browser: Browser): Promise<Page> {
+  const context = await browser.newContext();
+  // Without a media permission Chromium offers no loopback ICE candidate.
+  await context.grantPermissions(["camera", "microphone"]);
+  return context.newPage();
+}
+
 /**
  * The chat example on its own origin: the browser client reaches the pod
- * host's /signal by default, and the chat's history survives a reload.
+ * host's /signal by default, two visitors of the pod talk, and each one's
+ * history survives a reload.
  */
-async function chatJourney(page: Page): Promise<void> {
+async function chatJourney(browser: Browser): Promise<void> {
   await using server = await startServer({ podDomain: "localhost" });
   const entry = new URL("../../examples/chat/index.html", import.meta.url);
   const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
   const uploaded = await upload(server.url, html as BodyInit);
   assert.equal(uploaded.status, 201, await uploaded.clone().text());
-  const { podUrl } = await uploaded.json();
+  const { id } = await uploaded.json();
+  const wait = { timeout: 15_000 };
   const connected = '#status[data-state="connected"]';
-  await page.goto(`${podUrl}#history-test`);
-  await page.waitForSelector(connected, { timeout: 15_000 });
-  await page.fill("#input", "remember me");
-  await page.press("#input", "Enter");
-  const mine = page.locator('#log .msg[data-from="me"]');
-  await mine.waitFor({ timeout: 5_000 });
-  await page.reload();
-  await page.waitForSelector(connected, { timeout: 15_000 });
-  assert.deepEqual(await mine.allTextContents(), ["remember me"]);
+  const [a, b] = [await freshPage(browser), await freshPage(browser)];
+  for (const page of [a!, b!]) {
+    await page.goto(`${server.url}/${id}#history-test`);
+    await page.waitForSelector(connected, wait);
+  }
+  const bId = await b!.locator("#me").textContent();
+  await a!.locator(`#peers li[data-peer-id="${bId}"][data-state="open"]`)
+    .waitFor(wait);
+  await a!.fill("#input", "remember me");
+  await a!.press("#input", "Enter");
+  const heard = b!.locator("#log .msg", { hasText: "remember me" });
+  await heard.waitFor(wait);
+  for (const page of [a!, b!]) {
+    await page.reload();
+    await page.waitForSelector(connected, wait);
+    const kept = await page.locator("#log .msg").allTextContents();
+    assert.deepEqual(kept, ["remember me"], "the history is kept");
+  }
 }
 
 if (import.meta.main) {
@@ -160,7 +179,7 @@ if (import.meta.main) {
   try {
     const context = await browser.newContext();
     await journey(await context.newPage());
-    await chatJourney(await (await browser.newContext()).newPage());
+    await chatJourney(browser);
     console.log("journey ok");
   } finally {
     await browser.close();
