@@ -9,6 +9,7 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/pod_domain_journey.ts
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { buildPod } from "../../src/build/mod.ts";
@@ -171,6 +172,42 @@ async function chatJourney(browser: Browser): Promise<void> {
   }
 }
 
+/**
+ * The file drop example on its own origin: a received file is listed again
+ * on the receiver's next visit.
+ */
+async function fileDropJourney(browser: Browser): Promise<void> {
+  await using server = await startServer({ podDomain: "localhost" });
+  const entry = new URL("../../examples/file-drop/index.html", import.meta.url);
+  const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
+  const uploaded = await upload(server.url, html as BodyInit);
+  assert.equal(uploaded.status, 201, await uploaded.clone().text());
+  const { podUrl } = await uploaded.json();
+  const wait = { timeout: 15_000 };
+  const connected = '#status[data-state="connected"]';
+  const [a, b] = [await freshPage(browser), await freshPage(browser)];
+  for (const page of [a!, b!]) {
+    await page.goto(`${podUrl}#drop-test`);
+    await page.waitForSelector(connected, wait);
+  }
+  const bId = await b!.locator("#me").textContent();
+  await a!.locator(`#peers li[data-peer-id="${bId}"][data-state="open"]`)
+    .waitFor(wait);
+  await a!.setInputFiles("#file", {
+    name: "kept-name.txt",
+    mimeType: "text/plain",
+    buffer: Buffer.from("hello from a"),
+  });
+  await b!.locator('.transfer[data-direction="in"][data-state="done"]')
+    .waitFor(wait);
+  await b!.reload();
+  await b!.waitForSelector(connected, wait);
+  const listed = await b!.locator("#received li").allTextContents();
+  assert.equal(listed.length, 1, JSON.stringify(listed));
+  assert.match(listed[0]!, /^kept-name\.txt · 12 B · from /);
+  assert.equal(await b!.locator("#received-title").isVisible(), true);
+}
+
 if (import.meta.main) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -180,6 +217,7 @@ if (import.meta.main) {
     const context = await browser.newContext();
     await journey(await context.newPage());
     await chatJourney(browser);
+    await fileDropJourney(browser);
     console.log("journey ok");
   } finally {
     await browser.close();
