@@ -13,7 +13,7 @@ import type { Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
 import { assertSafeSandbox } from "../serving/pod_headers.ts";
 import { DenyList, DenyListError } from "../operator/deny_list.ts";
-import { podDomainOf } from "../http/pod_host.ts";
+import { podDomainOf } from "../_util/pod_label.ts";
 import type { Registry } from "../registries/types.ts";
 
 /** What a kind reads of its row. */
