@@ -143,7 +143,7 @@ export const TABLE = [
     orNull: true,
     defaultText: "off: pods share the broker's host",
     help:
-      "serve each pod at its own origin, LABEL.DOMAIN (see [An origin per pod](#an-origin-per-pod)); localhost for development",
+      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (README: An origin per pod); localhost for development",
   },
   {
     key: "maxBlobBytes",
