@@ -5,8 +5,10 @@
  * browser client does the WebRTC part (negotiation, ICE servers and
  * restarts, the broker's reconnects); this file is the user interface.
  *
- * Built for the pod sandbox: an opaque origin (no storage), no network but
- * the signaling socket, no forms (the input is a plain input and a button).
+ * Built for the pod sandbox: no network but the signaling socket, no forms
+ * (the input is a plain input and a button). On a broker with a pod domain
+ * the pod has its own origin, and the chat keeps each session's history in
+ * localStorage; on a plain broker (an opaque origin, no storage) it has none.
  *
  * @module
  */
@@ -75,6 +77,7 @@ try {
 }
 
 meEl.textContent = room.peerId;
+const history = loadHistory(`chat-history:${room.session}`);
 shareEl.href = shareEl.textContent = location.href;
 const showOnline = () =>
   room.online
@@ -141,6 +144,7 @@ room.addEventListener("message", (event) => {
   }
   if (typeof text === "string" && text) {
     showMessage(peerId, text.slice(0, MAX_TEXT));
+    history.add(peerId, text.slice(0, MAX_TEXT));
   }
 });
 
@@ -149,6 +153,7 @@ function sendChat(): void {
   if (!text) return;
   room.send(JSON.stringify({ text }));
   showMessage("me", text);
+  history.add("me", text);
   if (room.peers.length === 0) {
     note("nobody is connected yet: message not delivered");
   }
@@ -185,6 +190,38 @@ Object.assign(globalThis, {
     },
   },
 });
+
+/**
+ * A session's last lines in localStorage, shown again on load. Without
+ * storage (localStorage throws at an opaque origin) it keeps nothing.
+ */
+function loadHistory(key: string): { add(from: string, text: string): void } {
+  const KEEP = 200;
+  let lines: { from: string; text: string }[] = [];
+  try {
+    const saved: unknown = JSON.parse(localStorage.getItem(key) ?? "[]");
+    if (Array.isArray(saved)) {
+      lines = saved.filter((line) =>
+        typeof line?.from === "string" && typeof line?.text === "string"
+      ).slice(-KEEP);
+    }
+  } catch {
+    return { add() {} };
+  }
+  for (const { from, text } of lines) {
+    showMessage(from, text.slice(0, MAX_TEXT));
+  }
+  return {
+    add(from, text) {
+      lines = [...lines.slice(1 - KEEP), { from, text }];
+      try {
+        localStorage.setItem(key, JSON.stringify(lines));
+      } catch {
+        // Full or refused: the history is a nicety.
+      }
+    },
+  };
+}
 
 /** Shows the name the pod was signed with, if it has one. */
 function showManifestName(): void {

@@ -4,7 +4,9 @@
  * every peer of the room, in chunks over WebRTC data channels, with a
  * progress bar on both sides. The receiver keeps the chunks in memory and
  * offers them as a download (a `blob:` link, which the pod's sandbox
- * allows); nothing goes through the broker but signaling.
+ * allows); nothing goes through the broker but signaling. On a broker with
+ * a pod domain (the pod has its own origin, so storage) it keeps a list of
+ * the files received, shown on the next visit; the bytes are not kept.
  *
  * The protocol, per pair of peers (the room's channels are reliable and
  * ordered, so nothing needs a sequence number):
@@ -160,6 +162,7 @@ function finish(transfer: Transfer, state: "done" | "failed", why = ""): void {
     transfer.parts = [];
     transfer.info.textContent = `${nick(transfer.peer)} · failed: ${why}`;
   } else if (transfer.direction === "in") {
+    received.add(transfer.name, transfer.size, transfer.peer);
     const blob = new Blob(transfer.parts, {
       type: transfer.type || "application/octet-stream",
     });
@@ -325,6 +328,9 @@ function onChunk(peer: string, data: ArrayBuffer): void {
 
 // ---- The room. -----------------------------------------------------------
 
+// After `nick` and `bytes` exist: it shows the list at once.
+const received = receivedList("file-drop-received");
+
 let room: Room;
 try {
   room = await joinRoom();
@@ -399,6 +405,50 @@ Object.assign(globalThis, {
     },
   },
 });
+
+/**
+ * The files received on earlier visits, from localStorage (at most 100,
+ * newest first), and `add` to record one. Without storage (localStorage
+ * throws at an opaque origin) it shows and keeps nothing.
+ */
+function receivedList(
+  key: string,
+): { add(name: string, size: number, peer: string): void } {
+  const KEEP = 100;
+  type Entry = { name: string; size: number; from: string; at: string };
+  let entries: Entry[] = [];
+  try {
+    const saved: unknown = JSON.parse(localStorage.getItem(key) ?? "[]");
+    if (Array.isArray(saved)) {
+      entries = saved.filter((entry) =>
+        typeof entry?.name === "string" && typeof entry?.size === "number" &&
+        typeof entry?.from === "string" && typeof entry?.at === "string"
+      ).slice(0, KEEP);
+    }
+  } catch {
+    return { add() {} };
+  }
+  const list = $("received");
+  for (const { name, size, from, at } of entries) {
+    const li = document.createElement("li");
+    li.textContent = `${name.slice(0, 200)} · ${bytes(size)} · from ${
+      nick(from)
+    } · ${at.slice(0, 16).replace("T", " ")}`;
+    list.append(li);
+  }
+  $("received-title").hidden = entries.length === 0;
+  return {
+    add(name, size, peer) {
+      const at = new Date().toISOString();
+      entries = [{ name, size, from: peer, at }, ...entries].slice(0, KEEP);
+      try {
+        localStorage.setItem(key, JSON.stringify(entries));
+      } catch {
+        // Full or refused: the list is a nicety.
+      }
+    },
+  };
+}
 
 /** Shows the name the pod was signed with, if it has one. */
 function showManifestName(): void {

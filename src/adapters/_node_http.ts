@@ -75,6 +75,12 @@ export function toRequest(
   req: IncomingMessage,
   res: ServerResponse | null,
 ): Request {
+  // A fully qualified Host ("pod.example.", RFC 3986 allows the dot) names
+  // the same host; srvx would take it for an invalid one.
+  const host = req.headers.host;
+  if (host?.includes(".:") || host?.endsWith(".")) {
+    req.headers.host = host.replace(/\.(?=:\d+$|$)/, "");
+  }
   const request = new NodeRequest({ req });
   const method = request.method;
   if (method === "GET" || method === "HEAD") return request;

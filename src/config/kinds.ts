@@ -13,6 +13,7 @@ import type { Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
 import { assertSafeSandbox } from "../serving/pod_headers.ts";
 import { DenyList, DenyListError } from "../operator/deny_list.ts";
+import { podDomainOf } from "../_util/pod_label.ts";
 import type { Registry } from "../registries/types.ts";
 
 /** What a kind reads of its row. */
@@ -91,6 +92,8 @@ export interface Kinds {
   readonly boolean: Kind<boolean>;
   /** An http(s) URL without query or fragment (a trailing slash dropped). */
   readonly url: Kind<string>;
+  /** A DNS name, lower-cased, without a trailing dot. */
+  readonly domain: Kind<string>;
   /** Origins (the literal "null" included). */
   readonly origins: Kind<string[]>;
   /** RTCIceServer entries; the flag adds a STUN URL. */
@@ -166,6 +169,13 @@ export const KINDS: Kinds = {
     check: (value, _row, refuse) =>
       httpUrl(value) ??
         refuse("must be an http(s) URL without query or fragment"),
+    fromText: asIs,
+  },
+  domain: {
+    flagType: "string",
+    check: (value, _row, refuse) =>
+      podDomainOf(value) ??
+        refuse("must be a DNS name such as pods.example.com or localhost"),
     fromText: asIs,
   },
   origins: {

@@ -136,6 +136,16 @@ export const TABLE = [
     help: "honour X-Forwarded-Proto and X-Forwarded-Host (first value)",
   },
   {
+    key: "podDomain",
+    flag: "pod-domain",
+    arg: "DOMAIN",
+    kind: "domain",
+    orNull: true,
+    defaultText: "off: pods share the broker's host",
+    help:
+      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (README: An origin per pod); localhost for development",
+  },
+  {
     key: "maxBlobBytes",
     flag: "max-blob-bytes",
     arg: "N",

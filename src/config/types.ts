@@ -54,6 +54,12 @@ export interface SignalServerOptions {
   baseUrl?: string;
   /** Honour `X-Forwarded-Proto` / `X-Forwarded-Host`. @default {false} */
   trustProxy?: boolean;
+  /**
+   * Serve each pod at its own origin, `SCHEME://LABEL.DOMAIN[:PORT]/`
+   * (scheme and port from the base URL), such as `pods.example.com`, or
+   * `localhost` for development. Off unless given.
+   */
+  podDomain?: string;
   /** Upload limit in bytes. @default {52428800} */
   maxBlobBytes?: number;
   /**

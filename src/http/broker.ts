@@ -27,6 +27,7 @@ import {
 import { requestTarget } from "./request_url.ts";
 import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
+import { PodHosts } from "./pod_host.ts";
 import { Metrics } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
@@ -99,11 +100,16 @@ export function createBroker(options: ResolvedOptions): Broker {
   const budget = new UploadBudget(options.maxUploadBytesInFlight);
   const startedAt = Date.now();
   let closing = false;
+  const podHosts = options.podDomain === null
+    ? null
+    : new PodHosts(options.podDomain, options);
+  const podUrl = podHosts?.urlOf.bind(podHosts);
 
   const health = () => handleHealth(hub.stats, startedAt);
   // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext(options);
-  const pod = (input: RouteRequest) => handlePod(input, pods);
+  const pods = createPodContext({ ...options, podUrl });
+  const pod = (input: RouteRequest) =>
+    podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
 
   const update = ({ request, baseUrl, id }: RouteRequest) =>
@@ -121,6 +127,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       uploadTimeoutMs: options.uploadTimeoutMs,
       baseUrl,
       denyList: options.denyList,
+      podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
     };
   }
 
@@ -171,6 +178,9 @@ export function createBroker(options: ResolvedOptions): Broker {
     },
   ];
   const matchRoute = createRouteMatcher(routes);
+  const matchPodRoute = podHosts &&
+    createRouteMatcher(podHosts.routes(admit));
+  const ownBase = { ...options, baseUrl: null };
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
   function admit({ request }: RouteRequest): Response | Admission {
@@ -218,7 +228,11 @@ export function createBroker(options: ResolvedOptions): Broker {
     const started = performance.now();
     const { origin, path } = requestTarget(request.url);
     const baseUrl = baseUrlOf(request, origin, options);
-    const match = matchRoute(path);
+    // With podDomain, a request to a pod's own host has its own routes.
+    const podId = podHosts?.idOf(
+      options.baseUrl === null ? baseUrl : baseUrlOf(request, origin, ownBase),
+    ) ?? null;
+    const match = podId === null ? matchRoute(path) : matchPodRoute!(path);
     if (match === null) {
       return observe(
         request,
@@ -230,7 +244,8 @@ export function createBroker(options: ResolvedOptions): Broker {
         peerAddress,
       );
     }
-    const { route, id } = match;
+    const { route } = match;
+    const id = podId ?? match.id;
     const input: RouteRequest = { request, baseUrl, id };
     const finish = (answer: Response | Admission) => {
       if (answer instanceof Response) {

@@ -9,6 +9,7 @@ import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
@@ -22,6 +23,7 @@ export const CASES: readonly ContractCase[] = [
   ...HTTP_CASES,
   ...UPLOAD_CASES,
   ...OPERATOR_CASES,
+  ...POD_DOMAIN_CASES,
   ...OPERATIONS_CASES,
   ...SIGNALING_CASES,
   ...ICE_CASES,

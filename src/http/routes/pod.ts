@@ -39,6 +39,8 @@ export interface PodContext {
   logger: Logger;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList: DenyList | null;
+  /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
+  podUrl?: ((baseUrl: string, id: string) => string) | undefined;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -53,6 +55,8 @@ export interface PodContextOptions {
   denyList: DenyList | null;
   /** Bytes of pods kept as ready responses (0: none). */
   podCacheBytes: number;
+  /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
+  podUrl?: ((baseUrl: string, id: string) => string) | undefined;
 }
 
 /**
@@ -77,6 +81,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
       ) => new module.ScriptHashCache({ logger })),
     logger,
     denyList,
+    podUrl: options.podUrl,
   };
 }
 
@@ -220,6 +225,7 @@ export async function handleMeta(
     hits: record.hits,
     version: record.version ?? 1,
     updatedAt: record.updatedAt ?? record.uploadedAt,
+    ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
   }, { headers: { "Cache-Control": "no-cache" } });
 }
 

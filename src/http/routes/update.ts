@@ -43,7 +43,7 @@ export async function handleUpdate(
       }),
   );
   return Response.json({
-    ...envelope(record, context.baseUrl),
+    ...envelope(record, context),
     version: record.version,
   });
 }

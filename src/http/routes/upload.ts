@@ -29,6 +29,8 @@ export interface UploadContext {
   baseUrl: string;
   /** Owner keys and content digests refused with 403. */
   denyList?: DenyList | null;
+  /** With `podDomain`: a pod's own URL, the envelope's `podUrl`. */
+  podUrl?: ((id: string) => string) | undefined;
 }
 
 /**
@@ -54,7 +56,7 @@ export async function handleUpload(
         admit: admitter(context),
       }),
   );
-  const body = envelope(record, context.baseUrl);
+  const body = envelope(record, context);
   return Response.json(body, { status: 201, headers: { Location: body.url } });
 }
 
@@ -126,16 +128,23 @@ export function admitter(
   };
 }
 
-/** The answer's body: `{id, url, ownerPubkey, blobSize}`. */
+/** The answer's body: `{id, url, ownerPubkey, blobSize}`, and `podUrl`. */
 export function envelope(
   record: PodRecord,
-  baseUrl: string,
-): { id: string; url: string; ownerPubkey: string; blobSize: number } {
+  context: Pick<UploadContext, "baseUrl" | "podUrl">,
+): {
+  id: string;
+  url: string;
+  ownerPubkey: string;
+  blobSize: number;
+  podUrl?: string;
+} {
   return {
     id: record.id,
-    url: `${baseUrl}/${record.id}`,
+    url: `${context.baseUrl}/${record.id}`,
     ownerPubkey: record.ownerPubkey,
     blobSize: record.blobSize,
+    ...(context.podUrl && { podUrl: context.podUrl(record.id) }),
   };
 }
 

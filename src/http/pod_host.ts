@@ -1,0 +1,139 @@
+/**
+ * An origin per pod (the `podDomain` option): the pod with id `ID` lives at
+ * `SCHEME://LABEL.DOMAIN[:PORT]/` (LABEL: see `_util/pod_label.ts`). This
+ * module owns the host → id decision, the pod hosts' route table (`/` and
+ * `/signal`, nothing else), the broker host's 302 and the per-pod contexts.
+ *
+ * @module
+ */
+
+import { isPodId } from "../_util/id.ts";
+import { podIdOfLabel, podLabel } from "../_util/pod_label.ts";
+import {
+  CLEAR_POD_STORAGE,
+  podOriginHeaderOptions,
+} from "../serving/pod_origin.ts";
+import { BrokerError, problem } from "./problem.ts";
+import {
+  createPodContext,
+  handlePod,
+  type PodContext,
+  type PodContextOptions,
+} from "./routes/pod.ts";
+import type { Route, RouteHandler, RouteRequest } from "./router.ts";
+
+/** Pod contexts kept (each holds its pod's headers, built once). */
+
+/** The routing and URLs of pods served at their own origins. */
+export class PodHosts {
+  readonly #suffix: string;
+  // The pod hosts' own state (their header lists name each pod's origin and
+  // add allow-same-origin), as long-lived as the broker's: the pod routes
+  // key their caches by base URL, here the pod's origin.
+  readonly #context: PodContext;
+
+  /**
+   * Serves pods at `LABEL.domain`.
+   *
+   * @param domain The pod domain (checked by the option).
+   * @param options What the broker's pod routes get (`podHeaderOptions`
+   * become the pod hosts' own).
+   */
+  constructor(domain: string, options: PodContextOptions) {
+    this.#suffix = `.${domain}`;
+    this.#context = createPodContext({
+      ...options,
+      podHeaderOptions: podOriginHeaderOptions(options.podHeaderOptions),
+    });
+  }
+
+  /**
+   * Which pod host a request arrived at.
+   *
+   * @param origin The origin the request was sent to (`scheme://host[:port]`,
+   * lower case, as `URL.origin` has it; with `trustProxy` the forwarded one).
+   * @returns The pod's id; "" for a name under the pod domain that names no
+   * pod; null when the host is not under the pod domain.
+   */
+  idOf(origin: string): string | null {
+    const start = origin.indexOf("//") + 2;
+    let end = origin.lastIndexOf(":");
+    if (end < start || origin.includes("]", end)) end = origin.length;
+    let host = origin.slice(start, end);
+    if (host.endsWith(".")) host = host.slice(0, -1);
+    if (!host.endsWith(this.#suffix)) return null;
+    const label = host.slice(0, -this.#suffix.length);
+    return label.includes(".") ? "" : podIdOfLabel(label) ?? "";
+  }
+
+  /**
+   * A pod's origin: the base URL's scheme and port, the pod's host.
+   *
+   * @param baseUrl The broker's public base URL for the request.
+   * @param id The pod id.
+   * @returns `SCHEME://LABEL.DOMAIN[:PORT]`.
+   */
+  originOf(baseUrl: string, id: string): string {
+    const url = new URL(baseUrl);
+    url.hostname = `${podLabel(id)}${this.#suffix}`;
+    return url.origin;
+  }
+
+  /**
+   * A pod's URL, `SCHEME://LABEL.DOMAIN[:PORT]/`, for the upload envelope
+   * and `/meta`'s `podUrl`.
+   */
+  urlOf(baseUrl: string, id: string): string {
+    return `${this.originOf(baseUrl, id)}/`;
+  }
+
+  /**
+   * `GET`/`HEAD /:id` on the broker host: 302 to the pod's origin (the
+   * query kept); a malformed id is 404 `pod_not_found`.
+   */
+  redirect({ request, baseUrl, id }: RouteRequest): Response {
+    if (!isPodId(id)) {
+      throw new BrokerError(
+        "pod_not_found",
+        `Cannot find a pod with id '${id.slice(0, 64)}'`,
+      );
+    }
+    const query = request.url.indexOf("?");
+    const search = query < 0 ? "" : request.url.slice(query);
+    return new Response(null, {
+      status: 302,
+      headers: { Location: `${this.urlOf(baseUrl, id)}${search}` },
+    });
+  }
+
+  /**
+   * The route table of a pod host: `/` serves the pod, `/signal` is the
+   * broker's; every other path is 404. A deleted pod's 410 carries
+   * `Clear-Site-Data`.
+   *
+   * @param admit The broker's `/signal` handler.
+   */
+  routes(admit: RouteHandler): Route[] {
+    const serve = (input: RouteRequest): Response | Promise<Response> => {
+      // The pod's own origin is the base URL of what it is served with.
+      input.baseUrl = this.originOf(input.baseUrl, input.id);
+      try {
+        const answer = handlePod(input, this.#context);
+        return answer instanceof Promise ? answer.catch(clearingGone) : answer;
+      } catch (error) {
+        return clearingGone(error);
+      }
+    };
+    return [
+      { pattern: "/", cors: false, methods: { GET: serve, HEAD: serve } },
+      { pattern: "/signal", cors: false, methods: { GET: admit } },
+    ];
+  }
+}
+
+function clearingGone(error: unknown): Response {
+  if (error instanceof BrokerError && error.code === "pod_deleted") {
+    return problem(error.code, error.message, { ...CLEAR_POD_STORAGE });
+  }
+  throw error;
+}
