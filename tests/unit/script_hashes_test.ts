@@ -14,14 +14,16 @@ import {
 import {
   computeScriptHashes,
   computeScriptHashesAsync,
-  decodePodText,
-  findInlineScripts,
-  findInlineScriptsInSlices,
-  isExecutableInlineScript,
   MAX_SCRIPT_HASH_BYTES,
   ScriptHashCache,
   scriptHashSource,
 } from "../../src/serving/script_hashes.ts";
+import {
+  decodePodText,
+  findInlineScripts,
+  findInlineScriptsInSlices,
+  isExecutableInlineScript,
+} from "../../src/serving/inline_scripts.ts";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
