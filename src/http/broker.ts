@@ -22,7 +22,7 @@ import {
   type RouteHandler,
   type RouteRequest,
 } from "./router.ts";
-import { requestTarget } from "./request_url.ts";
+import { isValidHost, requestTarget } from "./request_url.ts";
 import { type HubStats, SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { Metrics } from "../operator/metrics.ts";
@@ -77,32 +77,13 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
-  const metrics: Metrics | null = options.metrics === null
-    ? null
-    : new Metrics({
-      stats: (): HubStats => hub.stats,
-    });
-  const accessLog = options.accessLog === "off"
-    ? null
-    : createAccessLog({ includeIp: options.accessLog === "ip" });
-  const hub = new SignalingHub(
-    options.signaling,
-    options.logger,
-    options.iceServersFor,
-    options.bus,
-    metrics ?? undefined,
-  );
-  const budget = new UploadBudget(options.maxUploadBytesInFlight);
-  const startedAt = Date.now();
-  let closing = false;
-
   const health = () => handleHealth(hub.stats, startedAt);
   const pod = (input: RouteRequest) =>
     handlePod(input, podContext(input.baseUrl));
   const meta = ({ baseUrl, id }: RouteRequest) =>
     handleMeta(id, podContext(baseUrl));
 
-  /** The route table (see src/http/router.ts). */
+  /** The route table: matching, 405s, preflights and metrics labels. */
   const routes: Route[] = [
     {
       pattern: "/pods",
@@ -137,6 +118,25 @@ export function createBroker(options: ResolvedOptions): Broker {
     { pattern: "/:id", cors: false, methods: { GET: pod, HEAD: pod } },
   ];
   const matchRoute = createRouteMatcher(routes);
+  const metrics: Metrics | null = options.metrics === null
+    ? null
+    : new Metrics({
+      stats: (): HubStats => hub.stats,
+      routes: routes.map((route) => route.pattern),
+    });
+  const accessLog = options.accessLog === "off"
+    ? null
+    : createAccessLog({ includeIp: options.accessLog === "ip" });
+  const hub = new SignalingHub(
+    options.signaling,
+    options.logger,
+    options.iceServersFor,
+    options.bus,
+    metrics ?? undefined,
+  );
+  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const startedAt = Date.now();
+  let closing = false;
 
   // One context per base URL (there is one unless X-Forwarded-Host varies).
   let lastContext: PodContext | undefined;
@@ -198,8 +198,21 @@ export function createBroker(options: ResolvedOptions): Broker {
     request: Request,
   ): Response | Admission | Promise<Response | Admission> {
     const started = performance.now();
-    const { origin, path } = requestTarget(request.url);
-    const baseUrl = baseUrlOf(request, origin, options);
+    let path: string;
+    let baseUrl: string;
+    try {
+      const target = targetOf(request);
+      path = target.path;
+      baseUrl = baseUrlOf(request, target.origin, options);
+    } catch (error) {
+      return observe(
+        request,
+        null,
+        "",
+        started,
+        toProblem(error, options.logger),
+      );
+    }
     const match = matchRoute(path);
     if (match === null) {
       return observe(
@@ -335,8 +348,32 @@ export function createBroker(options: ResolvedOptions): Broker {
 }
 
 /**
+ * The origin and path a request is routed on, once its `Host` is known to
+ * be `host[:port]`: a `Host` such as `h/pods?` would otherwise move the
+ * path (Deno builds `request.url` from it verbatim), and one such as
+ * `a:99999` makes no URL at all.
+ *
+ * @throws {BrokerError} `host_invalid`.
+ */
+function targetOf(request: Request) {
+  const host = request.headers.get("Host");
+  if (host !== null && !isValidHost(host)) throw hostInvalid("Host");
+  try {
+    return requestTarget(request.url);
+  } catch {
+    // The path is the runtime's own: what failed is the authority (an
+    // absolute-form request target's).
+    throw hostInvalid("request target's host");
+  }
+}
+
+/**
  * The public base URL for `request`: the `baseUrl` option, else the
- * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`).
+ * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`,
+ * each list's last value: the one the nearest proxy appended).
+ *
+ * @throws {BrokerError} `host_invalid` for a trusted `X-Forwarded-Host`
+ * that is not `host[:port]`.
  */
 function baseUrlOf(
   request: Request,
@@ -345,19 +382,32 @@ function baseUrlOf(
 ): string {
   if (options.baseUrl !== null) return options.baseUrl;
   if (!options.trustProxy) return origin;
-  const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
-  const host = firstValue(request.headers.get("X-Forwarded-Host"));
+  const proto = lastValue(request.headers.get("X-Forwarded-Proto"));
+  const host = lastValue(request.headers.get("X-Forwarded-Host"));
+  if (host !== undefined && !isValidHost(host)) {
+    throw hostInvalid("X-Forwarded-Host");
+  }
   const [ownScheme, ownHost] = origin.split("://") as [string, string];
   const scheme = proto === "http" || proto === "https" ? proto : ownScheme;
-  try {
-    return new URL(`${scheme}://${host ?? ownHost}`).origin;
-  } catch {
-    return origin;
-  }
+  return new URL(`${scheme}://${host ?? ownHost}`).origin;
 }
 
-function firstValue(header: string | null): string | undefined {
-  return header?.split(",")[0]?.trim() || undefined;
+/** The last non-empty element of a comma-separated header list. */
+function lastValue(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const values = header.split(",");
+  for (let i = values.length - 1; i >= 0; i--) {
+    const value = values[i]!.trim();
+    if (value !== "") return value;
+  }
+  return undefined;
+}
+
+function hostInvalid(what: string): BrokerError {
+  return new BrokerError(
+    "host_invalid",
+    `Cannot route the request: its ${what} is not host[:port]`,
+  );
 }
 
 function preflight(request: Request, route: Route): Response {
@@ -396,6 +446,10 @@ function toProblem(error: unknown, logger: Logger): Response {
   if (error instanceof BrokerError) {
     if (error.status >= 500 && error.code !== "busy") {
       logger("error", error.message, { code: error.code, error: error.cause });
+    } else if (error.cause !== undefined) {
+      // A refusal with a cause is the client's doing (an aborted upload):
+      // normal, so only for debugging.
+      logger("debug", error.message, { code: error.code, error: error.cause });
     }
     return problem(error.code, error.message, undefined, error.status);
   }

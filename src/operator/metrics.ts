@@ -29,15 +29,6 @@ import { VERSION } from "../version.ts";
 /** The `Content-Type` of {@linkcode Metrics.render}'s text. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
-/** The broker's route patterns, the values of the `route` label. */
-export const DEFAULT_ROUTE_LABELS: readonly string[] = [
-  "/pods",
-  "/health",
-  "/signal",
-  "/:id/meta",
-  "/:id",
-];
-
 /** Request duration buckets, in seconds (uploads may take a while). */
 export const REQUEST_DURATION_BUCKETS: readonly number[] = [
   0.001,
@@ -137,9 +128,10 @@ export interface MetricsOptions {
    */
   stats?: () => MetricsStats;
   /**
-   * Allowed values of the `route` label; any other route is counted as
-   * `other`, so a raw path passed by mistake cannot grow the series.
-   * @default {DEFAULT_ROUTE_LABELS}
+   * Allowed values of the `route` label: the broker passes its route
+   * table's patterns. Any other route is counted as `other`, so a raw path
+   * passed by mistake cannot grow the series.
+   * @default {[]}
    */
   routes?: readonly string[];
   /**
@@ -270,7 +262,7 @@ class Histogram {
  * import assert from "node:assert/strict";
  * import { Metrics } from "./metrics.ts";
  *
- * using metrics = new Metrics({ eventLoopSampleMs: 0 });
+ * using metrics = new Metrics({ eventLoopSampleMs: 0, routes: ["/:id"] });
  * metrics.request({ route: "/:id", method: "GET", status: 200, durationSeconds: 0.002, bytesOut: 512 });
  * metrics.uploadRefused("signature_invalid");
  * const text = metrics.render();
@@ -346,7 +338,7 @@ export class Metrics implements Disposable, SignalingObserver {
    * @throws {RangeError} For a negative or non-integer sampling interval.
    */
   constructor(options: MetricsOptions = {}) {
-    this.#routes = new Set(options.routes ?? DEFAULT_ROUTE_LABELS);
+    this.#routes = new Set(options.routes ?? []);
     this.#stats = options.stats;
     const every = options.eventLoopSampleMs ?? 100;
     if (!Number.isSafeInteger(every) || every < 0) {

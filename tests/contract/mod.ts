@@ -4,6 +4,7 @@
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
 import { CLI_CASES } from "./cli.ts";
+import { HARDENING_CASES } from "./hardening.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
@@ -24,6 +25,7 @@ export const CASES: readonly ContractCase[] = [
   ...ICE_CASES,
   ...SCALEOUT_CASES,
   ...CLI_CASES,
+  ...HARDENING_CASES,
 ];
 
 const names = new Set<string>();
