@@ -208,6 +208,9 @@ async function readBody(
         throw tooLarge("The body", max);
       }
       if (!reservation.grow(end)) {
+        // Given back at once, before the cancel settles: other uploads
+        // reading their next chunks meanwhile must see the room.
+        reservation.release();
         await reader.cancel().catch(() => {});
         throw busy();
       }
@@ -221,6 +224,9 @@ async function readBody(
       size = end;
     }
   } catch (error) {
+    // The memory goes back now, not at the next garbage collection: a burst
+    // of refusals would otherwise hold their bytes beyond the budget.
+    buffer.transfer(0);
     throw aborted(error);
   } finally {
     reader.releaseLock();
