@@ -46,10 +46,12 @@ export interface Broker {
    */
   fetch(request: Request): Promise<Response>;
   /**
-   * The answer to a method the Fetch API cannot represent (TRACE, CONNECT)
-   * on `path`: 405 with the route's `Allow`, or 404 for an unknown path.
+   * The answer to a request the Fetch API cannot represent on `path`: a
+   * method such as TRACE or CONNECT (405 with the route's `Allow`, or 404
+   * for an unknown path), or a `Host` that makes no URL (400
+   * `host_invalid`, when the adapter passes `host`).
    */
-  refuseMethod(path: string): Response;
+  refuseMethod(path: string, host?: string | null): Response;
   /** The signaling hub that upgraded sockets are given to. */
   readonly hub: SignalingHub;
   /** The metrics the adapters feed and the metrics listener renders, or null. */
@@ -339,7 +341,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     return response;
   }
 
-  function refuseMethod(path: string): Response {
+  function refuseMethod(path: string, host?: string | null): Response {
+    if (typeof host === "string" && !isValidHost(host)) {
+      return toProblem(hostInvalid("Host"), options.logger);
+    }
     const match = matchRoute(path);
     return match === null ? notFound(path) : notAllowed(match.route);
   }
