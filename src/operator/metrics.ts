@@ -25,6 +25,13 @@ import process from "node:process";
 import { clearTimeout, setTimeout } from "node:timers";
 import { PROBLEM_CODES } from "../http/problem.ts";
 import { VERSION } from "../version.ts";
+import {
+  Counter,
+  escapeLabel,
+  gauge,
+  header,
+  Histogram,
+} from "./prometheus.ts";
 
 /** The `Content-Type` of {@linkcode Metrics.render}'s text. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -159,95 +166,6 @@ export interface RequestSample {
   bytesIn?: number | undefined;
   /** Response body bytes sent, when known (`Content-Length`). */
   bytesOut?: number | undefined;
-}
-
-type Labels = Record<string, string>;
-
-class Counter {
-  readonly name: string;
-  readonly help: string;
-  readonly labelNames: readonly string[];
-  readonly values = new Map<string, number>();
-  constructor(name: string, help: string, labelNames: readonly string[] = []) {
-    this.name = name;
-    this.help = help;
-    this.labelNames = labelNames;
-    if (labelNames.length === 0) this.values.set("", 0);
-  }
-
-  inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(this.labelNames, labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
-  }
-
-  get(labels: Labels = {}): number {
-    return this.values.get(labelText(this.labelNames, labels)) ?? 0;
-  }
-
-  render(out: string[]): void {
-    header(out, this.name, this.help, "counter");
-    for (const [key, value] of this.values) {
-      out.push(`${this.name}${key} ${formatNumber(value)}`);
-    }
-  }
-}
-
-interface HistogramSeries {
-  counts: number[];
-  sum: number;
-  count: number;
-}
-
-class Histogram {
-  readonly name: string;
-  readonly help: string;
-  readonly buckets: readonly number[];
-  readonly labelNames: readonly string[];
-  readonly series = new Map<string, HistogramSeries>();
-  constructor(
-    name: string,
-    help: string,
-    buckets: readonly number[],
-    labelNames: readonly string[] = [],
-  ) {
-    this.name = name;
-    this.help = help;
-    this.buckets = buckets;
-    this.labelNames = labelNames;
-  }
-
-  observe(value: number, labels: Labels = {}): void {
-    if (!Number.isFinite(value) || value < 0) return;
-    const key = labelText(this.labelNames, labels);
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    for (let i = 0; i < this.buckets.length; i++) {
-      if (value <= this.buckets[i]!) series.counts[i]! += 1;
-    }
-    series.sum += value;
-    series.count += 1;
-  }
-
-  render(out: string[]): void {
-    header(out, this.name, this.help, "histogram");
-    for (const [key, series] of this.series) {
-      // `le` goes last, inside the series' own label set.
-      const inner = key === "" ? "" : `${key.slice(1, -1)},`;
-      this.buckets.forEach((bound, i) => {
-        out.push(
-          `${this.name}_bucket{${inner}le="${formatNumber(bound)}"} ${
-            series.counts[i]
-          }`,
-        );
-      });
-      out.push(`${this.name}_bucket{${inner}le="+Inf"} ${series.count}`);
-      out.push(`${this.name}_sum${key} ${formatNumber(series.sum)}`);
-      out.push(`${this.name}_count${key} ${series.count}`);
-    }
-  }
 }
 
 /**
@@ -530,40 +448,4 @@ export class Metrics implements Disposable, SignalingObserver {
     if (route === null) return "unmatched";
     return this.#routes.has(route) ? route : "other";
   }
-}
-
-function header(out: string[], name: string, help: string, type: string) {
-  out.push(
-    `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`,
-  );
-  out.push(`# TYPE ${name} ${type}`);
-}
-
-function gauge(out: string[], name: string, help: string, value: number) {
-  header(out, name, help, "gauge");
-  out.push(`${name} ${formatNumber(value)}`);
-}
-
-/** `{a="1",b="2"}` in `names` order, or "" without labels. */
-function labelText(names: readonly string[], labels: Labels): string {
-  if (names.length === 0) return "";
-  return `{${
-    names.map((name) => `${name}="${escapeLabel(labels[name] ?? "")}"`).join(
-      ",",
-    )
-  }}`;
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(
-    /\n/g,
-    "\\n",
-  );
-}
-
-function formatNumber(value: number): string {
-  if (value === Infinity) return "+Inf";
-  if (value === -Infinity) return "-Inf";
-  if (Number.isNaN(value)) return "NaN";
-  return String(value);
 }
