@@ -15,7 +15,7 @@ export class Counter {
   readonly name: string;
   readonly help: string;
   readonly labelNames: readonly string[];
-  readonly values = new Map<string, number>();
+  readonly values: Map<string, number> = new Map();
   constructor(name: string, help: string, labelNames: readonly string[] = []) {
     this.name = name;
     this.help = help;
@@ -40,7 +40,8 @@ export class Counter {
   }
 }
 
-interface HistogramSeries {
+/** One label set of a histogram. */
+export interface HistogramSeries {
   counts: number[];
   sum: number;
   count: number;
@@ -52,7 +53,7 @@ export class Histogram {
   readonly help: string;
   readonly buckets: readonly number[];
   readonly labelNames: readonly string[];
-  readonly series = new Map<string, HistogramSeries>();
+  readonly series: Map<string, HistogramSeries> = new Map();
   constructor(
     name: string,
     help: string,
@@ -105,7 +106,7 @@ export function header(
   name: string,
   help: string,
   type: string,
-) {
+): void {
   out.push(
     `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`,
   );
@@ -118,7 +119,7 @@ export function gauge(
   name: string,
   help: string,
   value: number,
-) {
+): void {
   header(out, name, help, "gauge");
   out.push(`${name} ${formatNumber(value)}`);
 }
