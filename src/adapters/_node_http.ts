@@ -51,6 +51,7 @@ export async function serveHttp(
     logger("debug", "Cannot bridge the request", { error });
     response = broker.refuseMethod(
       new URL(req.url ?? "/", "http://x").pathname,
+      req.headers.host ?? null,
     );
   }
   if (!req.complete) drainBody(req, lingerBytes);

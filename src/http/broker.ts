@@ -24,11 +24,11 @@ import {
   type RouteHandler,
   type RouteRequest,
 } from "./router.ts";
-import { requestTarget } from "./request_url.ts";
+import { isValidHost, requestTarget } from "./request_url.ts";
 import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
-import { Metrics } from "../operator/metrics.ts";
+import { Metrics, type MetricsStats } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
 export type { Admission };
@@ -51,10 +51,12 @@ export interface Broker {
    */
   fetch(request: Request, peerAddress?: string): Promise<Response>;
   /**
-   * The answer to a method the Fetch API cannot represent (TRACE, CONNECT)
-   * on `path`: 405 with the route's `Allow`, or 404 for an unknown path.
+   * The answer to a request the Fetch API cannot represent on `path`: a
+   * method such as TRACE or CONNECT (405 with the route's `Allow`, or 404
+   * for an unknown path), or a `Host` that makes no URL (400
+   * `host_invalid`, when the adapter passes `host`).
    */
-  refuseMethod(path: string): Response;
+  refuseMethod(path: string, host?: string | null): Response;
   /** The signaling hub that upgraded sockets are given to. */
   readonly hub: SignalingHub;
   /** The metrics the adapters feed and the metrics listener renders, or null. */
@@ -82,24 +84,6 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
-  const metrics: Metrics | null = options.metrics === null
-    ? null
-    : new Metrics({
-      stats: () => hub.counts,
-    });
-  const accessLog = options.accessLog === "off"
-    ? null
-    : createAccessLog({ includeIp: options.accessLog === "ip" });
-  const hub = new SignalingHub({
-    limits: options.signaling,
-    logger: options.logger,
-    iceServers: options.iceServersFor,
-    bus: options.bus,
-    observer: metrics ?? undefined,
-  });
-  const budget = new UploadBudget(options.maxUploadBytesInFlight);
-  const startedAt = Date.now();
-  let closing = false;
   const podHosts = options.podDomain === null
     ? null
     : new PodHosts(options.podDomain, options);
@@ -151,7 +135,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     }
   }
 
-  /** The route table (see src/http/router.ts). */
+  /** The route table: matching, 405s, preflights and metrics labels. */
   const routes: Route[] = [
     {
       pattern: "/pods",
@@ -181,6 +165,25 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchPodRoute = podHosts &&
     createRouteMatcher(podHosts.routes(admit));
   const ownBase = { ...options, baseUrl: null };
+  const metrics: Metrics | null = options.metrics === null
+    ? null
+    : new Metrics({
+      stats: (): MetricsStats => hub.counts,
+      routes: routes.map((route) => route.pattern),
+    });
+  const accessLog = options.accessLog === "off"
+    ? null
+    : createAccessLog({ includeIp: options.accessLog === "ip" });
+  const hub = new SignalingHub({
+    limits: options.signaling,
+    logger: options.logger,
+    iceServers: options.iceServersFor,
+    bus: options.bus,
+    observer: metrics ?? undefined,
+  });
+  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const startedAt = Date.now();
+  let closing = false;
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
   function admit({ request }: RouteRequest): Response | Admission {
@@ -226,12 +229,28 @@ export function createBroker(options: ResolvedOptions): Broker {
     peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission> {
     const started = performance.now();
-    const { origin, path } = requestTarget(request.url);
-    const baseUrl = baseUrlOf(request, origin, options);
-    // With podDomain, a request to a pod's own host has its own routes.
-    const podId = podHosts?.idOf(
-      options.baseUrl === null ? baseUrl : baseUrlOf(request, origin, ownBase),
-    ) ?? null;
+    let path: string;
+    let baseUrl: string;
+    let podId: string | null;
+    try {
+      const target = targetOf(request);
+      path = target.path;
+      baseUrl = baseUrlOf(request, target.origin, options);
+      // With podDomain, a request to a pod's own host has its own routes.
+      podId = podHosts?.idOf(
+        options.baseUrl === null
+          ? baseUrl
+          : baseUrlOf(request, target.origin, ownBase),
+      ) ?? null;
+    } catch (error) {
+      return observe(
+        request,
+        null,
+        "",
+        started,
+        toProblem(error, options.logger),
+      );
+    }
     const match = podId === null ? matchRoute(path) : matchPodRoute!(path);
     if (match === null) {
       return observe(
@@ -373,7 +392,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     return response;
   }
 
-  function refuseMethod(path: string): Response {
+  function refuseMethod(path: string, host?: string | null): Response {
+    if (typeof host === "string" && !isValidHost(host)) {
+      return toProblem(hostInvalid("Host"), options.logger);
+    }
     const match = matchRoute(path);
     return match === null ? notFound(path) : notAllowed(match.route);
   }
@@ -382,8 +404,32 @@ export function createBroker(options: ResolvedOptions): Broker {
 }
 
 /**
+ * The origin and path a request is routed on, once its `Host` is known to
+ * be `host[:port]`: a `Host` such as `h/pods?` would otherwise move the
+ * path (Deno builds `request.url` from it verbatim), and one such as
+ * `a:99999` makes no URL at all.
+ *
+ * @throws {BrokerError} `host_invalid`.
+ */
+function targetOf(request: Request) {
+  const host = request.headers.get("Host");
+  if (host !== null && !isValidHost(host)) throw hostInvalid("Host");
+  try {
+    return requestTarget(request.url);
+  } catch {
+    // The path is the runtime's own: what failed is the authority (an
+    // absolute-form request target's).
+    throw hostInvalid("request target's host");
+  }
+}
+
+/**
  * The public base URL for `request`: the `baseUrl` option, else the
- * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`).
+ * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`,
+ * each list's last value: the one the nearest proxy appended).
+ *
+ * @throws {BrokerError} `host_invalid` for a trusted `X-Forwarded-Host`
+ * that is not `host[:port]`.
  */
 function baseUrlOf(
   request: Request,
@@ -392,19 +438,32 @@ function baseUrlOf(
 ): string {
   if (options.baseUrl !== null) return options.baseUrl;
   if (!options.trustProxy) return origin;
-  const proto = firstValue(request.headers.get("X-Forwarded-Proto"));
-  const host = firstValue(request.headers.get("X-Forwarded-Host"));
+  const proto = lastValue(request.headers.get("X-Forwarded-Proto"));
+  const host = lastValue(request.headers.get("X-Forwarded-Host"));
+  if (host !== undefined && !isValidHost(host)) {
+    throw hostInvalid("X-Forwarded-Host");
+  }
   const [ownScheme, ownHost] = origin.split("://") as [string, string];
   const scheme = proto === "http" || proto === "https" ? proto : ownScheme;
-  try {
-    return new URL(`${scheme}://${host ?? ownHost}`).origin;
-  } catch {
-    return origin;
-  }
+  return new URL(`${scheme}://${host ?? ownHost}`).origin;
 }
 
-function firstValue(header: string | null): string | undefined {
-  return header?.split(",")[0]?.trim() || undefined;
+/** The last non-empty element of a comma-separated header list. */
+function lastValue(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const values = header.split(",");
+  for (let i = values.length - 1; i >= 0; i--) {
+    const value = values[i]!.trim();
+    if (value !== "") return value;
+  }
+  return undefined;
+}
+
+function hostInvalid(what: string): BrokerError {
+  return new BrokerError(
+    "host_invalid",
+    `Cannot route the request: its ${what} is not host[:port]`,
+  );
 }
 
 function preflight(request: Request, route: Route): Response {
@@ -454,6 +513,10 @@ function toProblem(error: unknown, logger: Logger): Response {
   if (error instanceof BrokerError) {
     if (error.status >= 500 && error.code !== "busy") {
       logger("error", error.message, { code: error.code, error: error.cause });
+    } else if (error.cause !== undefined) {
+      // A refusal with a cause is the client's doing (an aborted upload):
+      // normal, so only for debugging.
+      logger("debug", error.message, { code: error.code, error: error.cause });
     }
     return problem(error.code, error.message, undefined, error.status);
   }

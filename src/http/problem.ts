@@ -1,7 +1,10 @@
 /**
  * RFC 9457 problem details: the table of stable error codes, the
  * {@linkcode BrokerError} that core code throws, and {@linkcode problem},
- * which turns a code into an `application/problem+json` response.
+ * which turns a code into an `application/problem+json` response; and
+ * {@linkcode jsonResponse}, which every JSON answer of the broker goes
+ * through, so that each carries its `Content-Length` (which the access log
+ * and metrics read).
  *
  * @module
  */
@@ -31,6 +34,8 @@ export const PROBLEM_CODES = {
   bus_down: { status: 503, title: "Service Unavailable" },
   owner_mismatch: { status: 403, title: "Forbidden" },
   stale_update: { status: 409, title: "Conflict" },
+  host_invalid: { status: 400, title: "Bad Request" },
+  upload_aborted: { status: 400, title: "Bad Request" },
 } as const;
 
 /** Seconds a client refused with `busy` is asked to wait (`Retry-After`). */
@@ -112,18 +117,49 @@ export function problem(
   if (code === "busy" || status === 503) {
     headers = { "Retry-After": `${BUSY_RETRY_AFTER_SECONDS}`, ...headers };
   }
-  const body = JSON.stringify({
-    type: "about:blank",
-    title,
+  return jsonResponse(
+    { type: "about:blank", title, status, code, detail },
+    { ...headers, "Cache-Control": "no-store" },
     status,
-    code,
-    detail,
-  });
-  const response = new Response(
-    body,
-    headers ? { status, headers } : { status },
+    "application/problem+json",
   );
-  response.headers.set("Content-Type", "application/problem+json");
-  response.headers.set("Cache-Control", "no-store");
-  return response;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A JSON response with its `Content-Length` set, unlike `Response.json`
+ * (whose length only the runtime learns, as it sends).
+ *
+ * @param value What to send, as JSON.
+ * @param headers Extra response headers.
+ * @param status The status.
+ * @param contentType The media type.
+ * @returns The response.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonResponse } from "./problem.ts";
+ *
+ * const response = jsonResponse({ ok: true }, {}, 201);
+ * assert.equal(response.headers.get("Content-Length"), "11");
+ * assert.equal(response.headers.get("Content-Type"), "application/json");
+ * ```
+ */
+export function jsonResponse(
+  value: unknown,
+  headers: Record<string, string> = {},
+  status = 200,
+  contentType = "application/json",
+): Response {
+  const body = encoder.encode(JSON.stringify(value));
+  return new Response(body, {
+    status,
+    headers: {
+      ...headers,
+      "Content-Type": contentType,
+      "Content-Length": String(body.length),
+    },
+  });
 }

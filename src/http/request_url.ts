@@ -67,3 +67,45 @@ export function requestTarget(href: string): RequestTarget {
   const url = new URL(href);
   return { origin: url.origin, path: url.pathname };
 }
+
+/**
+ * RFC 3986 `host [ ":" port ]`: an IP literal (`[` IPv6 `]`), or a
+ * registered name or IPv4 address made of unreserved characters,
+ * percent-escapes and sub-delimiters, then an optional port of digits.
+ */
+const HOST_PORT =
+  /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)(?::[0-9]{0,5})?$/;
+
+let lastValidHost: string | undefined;
+
+/**
+ * Whether a `Host` (or `X-Forwarded-Host`) value is `host[:port]` per
+ * RFC 3986 that also makes a valid URL origin (a port up to 65535, a name
+ * whose escapes decode to a valid one). Anything else, such as `h/pods?`,
+ * `a:99999`, `x@y` or an empty value, would change or break the URL the
+ * broker routes on and writes into `Location`.
+ *
+ * @param value The header's value.
+ * @returns Whether it is a valid authority without user information.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isValidHost } from "./request_url.ts";
+ *
+ * assert.ok(isValidHost("pods.example:8080"));
+ * assert.ok(isValidHost("[::1]:80"));
+ * assert.ok(!isValidHost("h/pods?"));
+ * assert.ok(!isValidHost("a:99999"));
+ * assert.ok(!isValidHost(""));
+ * ```
+ */
+export function isValidHost(value: string): boolean {
+  // One Host repeats across requests: checked once while it does.
+  if (value === lastValidHost) return true;
+  if (!HOST_PORT.test(value) || !URL.canParse(`http://${value}/`)) {
+    return false;
+  }
+  lastValidHost = value;
+  return true;
+}

@@ -1,7 +1,9 @@
 /**
- * The route table: each path pattern once, with its methods, their handlers
- * and whether CORS applies. Matching, 404, 405 with `Allow`, and the
- * preflight's allowed methods are all derived from it.
+ * The shape of a route table and what is derived from one: matching a path
+ * to its row, and the `Allow` and preflight method lists. The table itself
+ * (each path pattern once, with its methods, handlers and whether CORS
+ * applies) lives in `createBroker` in src/http/broker.ts, where the
+ * handlers' state is; its patterns are also the metrics' route labels.
  *
  * @module
  */

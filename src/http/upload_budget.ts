@@ -1,13 +1,33 @@
 /**
- * The broker-wide budget of upload bytes in flight. An upload reserves what
- * it may hold before its body is read; past the budget it is refused, so no
- * number of slow or large uploads can make the broker hold more.
+ * The broker-wide budget of upload bytes in flight. An upload holds what it
+ * has received (at least its first chunk's room), and its hold grows as
+ * bytes arrive: bytes a client announced but has not sent hold nothing, so
+ * trickling connections cannot keep other uploads out. Past the budget an
+ * upload is refused, before its body is read or as it grows, so no number
+ * of slow or large uploads can make the broker hold more.
  *
  * @module
  */
 
+/** One upload's share of an {@linkcode UploadBudget}. */
+export interface UploadReservation {
+  /** Bytes held now. */
+  readonly bytes: number;
+  /**
+   * Grows the hold to `total` bytes (a smaller `total` changes nothing).
+   *
+   * @param total The bytes the upload holds from now on.
+   * @returns Whether it fits; when not, the hold is unchanged.
+   */
+  grow(total: number): boolean;
+  /** Gives the bytes back. Idempotent; a released reservation never grows. */
+  release(): void;
+}
+
 /**
- * Counts reserved upload bytes against a limit.
+ * Counts held upload bytes against a limit. An upload that is the only
+ * holder always gets what it asks for, so a budget below the blob limit
+ * still takes one upload.
  *
  * @example
  * ```ts
@@ -15,43 +35,55 @@
  * import { UploadBudget } from "./upload_budget.ts";
  *
  * const budget = new UploadBudget(100);
- * const release = budget.reserve(60);
- * assert.equal(budget.reserve(60), null);
- * release!();
- * assert.notEqual(budget.reserve(60), null);
+ * const a = budget.reserve(10)!;
+ * const b = budget.reserve(10)!;
+ * assert.ok(a.grow(60));
+ * assert.equal(b.grow(50), false);
+ * assert.equal(budget.reserve(40), null);
+ * a.release();
+ * assert.ok(b.grow(90));
  * ```
  */
 export class UploadBudget {
   #limit: number;
-  #inFlight = 0;
+  #held = 0;
 
-  /** @param limit Bytes that may be reserved at once. */
+  /** @param limit Bytes that may be held at once. */
   constructor(limit: number) {
     this.#limit = limit;
   }
 
-  /** Bytes reserved now. */
-  get inFlight(): number {
-    return this.#inFlight;
-  }
-
   /**
-   * Reserves `bytes`, or refuses when they do not fit. An upload alone is
-   * always let in, so a budget below the blob limit still takes one.
+   * Opens a reservation holding `bytes`, or refuses when they do not fit.
    *
-   * @param bytes What the upload may hold.
-   * @returns A release function (idempotent), or null when over budget.
+   * @param bytes What the upload holds to begin with (its first chunk's
+   * room).
+   * @returns The reservation, or null when over budget.
    */
-  reserve(bytes: number): (() => void) | null {
-    if (this.#inFlight > 0 && this.#inFlight + bytes > this.#limit) {
-      return null;
-    }
-    this.#inFlight += bytes;
+  reserve(bytes: number): UploadReservation | null {
+    let own = 0;
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#inFlight -= bytes;
+    const take = (total: number): boolean => {
+      if (released) return false;
+      const more = total - own;
+      if (more <= 0) return true;
+      if (this.#held > own && this.#held + more > this.#limit) return false;
+      this.#held += more;
+      own = total;
+      return true;
+    };
+    if (!take(bytes)) return null;
+    return {
+      get bytes() {
+        return own;
+      },
+      grow: take,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.#held -= own;
+        own = 0;
+      },
     };
   }
 }

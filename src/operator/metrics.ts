@@ -28,18 +28,16 @@ import { isKnownCloseCode } from "../signaling/close.ts";
 import { SIGNAL_ERROR_CODES } from "../signaling/messages.ts";
 import type { SignalingObserver } from "../signaling/types.ts";
 import { VERSION } from "../version.ts";
+import {
+  Counter,
+  escapeLabel,
+  gauge,
+  header,
+  Histogram,
+} from "./prometheus.ts";
 
 /** The `Content-Type` of {@linkcode Metrics.render}'s text. */
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
-
-/** The broker's route patterns, the values of the `route` label. */
-export const DEFAULT_ROUTE_LABELS: readonly string[] = [
-  "/pods",
-  "/health",
-  "/signal",
-  "/:id/meta",
-  "/:id",
-];
 
 /** Request duration buckets, in seconds (uploads may take a while). */
 export const REQUEST_DURATION_BUCKETS: readonly number[] = [
@@ -99,9 +97,10 @@ export interface MetricsOptions {
    */
   stats?: () => MetricsStats;
   /**
-   * Allowed values of the `route` label; any other route is counted as
-   * `other`, so a raw path passed by mistake cannot grow the series.
-   * @default {DEFAULT_ROUTE_LABELS}
+   * Allowed values of the `route` label: the broker passes its route
+   * table's patterns. Any other route is counted as `other`, so a raw path
+   * passed by mistake cannot grow the series.
+   * @default {[]}
    */
   routes?: readonly string[];
   /**
@@ -131,95 +130,6 @@ export interface RequestSample {
   bytesOut?: number | undefined;
 }
 
-type Labels = Record<string, string>;
-
-class Counter {
-  readonly name: string;
-  readonly help: string;
-  readonly labelNames: readonly string[];
-  readonly values = new Map<string, number>();
-  constructor(name: string, help: string, labelNames: readonly string[] = []) {
-    this.name = name;
-    this.help = help;
-    this.labelNames = labelNames;
-    if (labelNames.length === 0) this.values.set("", 0);
-  }
-
-  inc(labels: Labels = {}, by = 1): void {
-    const key = labelText(this.labelNames, labels);
-    this.values.set(key, (this.values.get(key) ?? 0) + by);
-  }
-
-  get(labels: Labels = {}): number {
-    return this.values.get(labelText(this.labelNames, labels)) ?? 0;
-  }
-
-  render(out: string[]): void {
-    header(out, this.name, this.help, "counter");
-    for (const [key, value] of this.values) {
-      out.push(`${this.name}${key} ${formatNumber(value)}`);
-    }
-  }
-}
-
-interface HistogramSeries {
-  counts: number[];
-  sum: number;
-  count: number;
-}
-
-class Histogram {
-  readonly name: string;
-  readonly help: string;
-  readonly buckets: readonly number[];
-  readonly labelNames: readonly string[];
-  readonly series = new Map<string, HistogramSeries>();
-  constructor(
-    name: string,
-    help: string,
-    buckets: readonly number[],
-    labelNames: readonly string[] = [],
-  ) {
-    this.name = name;
-    this.help = help;
-    this.buckets = buckets;
-    this.labelNames = labelNames;
-  }
-
-  observe(value: number, labels: Labels = {}): void {
-    if (!Number.isFinite(value) || value < 0) return;
-    const key = labelText(this.labelNames, labels);
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = { counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    for (let i = 0; i < this.buckets.length; i++) {
-      if (value <= this.buckets[i]!) series.counts[i]! += 1;
-    }
-    series.sum += value;
-    series.count += 1;
-  }
-
-  render(out: string[]): void {
-    header(out, this.name, this.help, "histogram");
-    for (const [key, series] of this.series) {
-      // `le` goes last, inside the series' own label set.
-      const inner = key === "" ? "" : `${key.slice(1, -1)},`;
-      this.buckets.forEach((bound, i) => {
-        out.push(
-          `${this.name}_bucket{${inner}le="${formatNumber(bound)}"} ${
-            series.counts[i]
-          }`,
-        );
-      });
-      out.push(`${this.name}_bucket{${inner}le="+Inf"} ${series.count}`);
-      out.push(`${this.name}_sum${key} ${formatNumber(series.sum)}`);
-      out.push(`${this.name}_count${key} ${series.count}`);
-    }
-  }
-}
-
 /**
  * The broker's metrics. The core calls {@linkcode Metrics.request} once
  * per answered request and the upload/pod/hub methods as events happen;
@@ -232,7 +142,7 @@ class Histogram {
  * import assert from "node:assert/strict";
  * import { Metrics } from "./metrics.ts";
  *
- * using metrics = new Metrics({ eventLoopSampleMs: 0 });
+ * using metrics = new Metrics({ eventLoopSampleMs: 0, routes: ["/:id"] });
  * metrics.request({ route: "/:id", method: "GET", status: 200, durationSeconds: 0.002, bytesOut: 512 });
  * metrics.uploadRefused("signature_invalid");
  * const text = metrics.render();
@@ -317,7 +227,7 @@ export class Metrics implements Disposable, SignalingObserver {
    * @throws {RangeError} For a negative or non-integer sampling interval.
    */
   constructor(options: MetricsOptions = {}) {
-    this.#routes = new Set(options.routes ?? DEFAULT_ROUTE_LABELS);
+    this.#routes = new Set(options.routes ?? []);
     this.#stats = options.stats;
     const every = options.eventLoopSampleMs ?? 100;
     if (!Number.isSafeInteger(every) || every < 0) {
@@ -529,40 +439,4 @@ export class Metrics implements Disposable, SignalingObserver {
     if (route === null) return "unmatched";
     return this.#routes.has(route) ? route : "other";
   }
-}
-
-function header(out: string[], name: string, help: string, type: string) {
-  out.push(
-    `# HELP ${name} ${help.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`,
-  );
-  out.push(`# TYPE ${name} ${type}`);
-}
-
-function gauge(out: string[], name: string, help: string, value: number) {
-  header(out, name, help, "gauge");
-  out.push(`${name} ${formatNumber(value)}`);
-}
-
-/** `{a="1",b="2"}` in `names` order, or "" without labels. */
-function labelText(names: readonly string[], labels: Labels): string {
-  if (names.length === 0) return "";
-  return `{${
-    names.map((name) => `${name}="${escapeLabel(labels[name] ?? "")}"`).join(
-      ",",
-    )
-  }}`;
-}
-
-function escapeLabel(value: string): string {
-  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(
-    /\n/g,
-    "\\n",
-  );
-}
-
-function formatNumber(value: number): string {
-  if (value === Infinity) return "+Inf";
-  if (value === -Infinity) return "-Inf";
-  if (Number.isNaN(value)) return "NaN";
-  return String(value);
 }

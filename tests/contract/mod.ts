@@ -5,6 +5,7 @@
 import type { ContractCase } from "./_support.ts";
 import { ADAPTER_CASES } from "./adapters.ts";
 import { CLI_CASES } from "./cli.ts";
+import { HARDENING_CASES } from "./hardening.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
@@ -32,6 +33,7 @@ export const CASES: readonly ContractCase[] = [
   ...ADAPTER_CASES,
   ...UPDATE_CASES,
   ...SCRIPT_POLICY_CASES,
+  ...HARDENING_CASES,
 ];
 
 const names = new Set<string>();

@@ -1,5 +1,5 @@
-// Hostile-load limits of uploads (issue 11): the in-flight budget, the
-// progress deadline, memory that grows with received bytes only. Runs on
+// Hostile-load limits of uploads (issue 11): the in-flight budget (which
+// holds the bytes received, issue 19), the progress deadline, memory that grows with received bytes only. Runs on
 // Deno and on the npm package under Node 22 (see _support.ts); the raw
 // responses are read with either framing (Deno.serve sends Content-Length,
 // node:http may send chunks).
@@ -10,7 +10,6 @@ import {
   parseRawResponse,
   RawConnection,
   signedPod,
-  sleep,
   startServer,
   until,
   upload,
@@ -39,7 +38,7 @@ function statusOf(head: string): number {
   return parseRawResponse(head).status;
 }
 
-test("uploads: 200 slow announcers against a small budget get 503 busy; /health and uploads go on", async (api) => {
+test("uploads: 200 slow announcers hold only what they sent; /health and uploads go on", async (api) => {
   const announced = 50_000_000;
   await using t = await startServer(api, {
     maxUploadBytesInFlight: 2 * announced,
@@ -47,38 +46,30 @@ test("uploads: 200 slow announcers against a small budget get 503 busy; /health 
   });
   const rssBefore = process.memoryUsage().rss;
   const slow: RawConnection[] = [];
-  for (let i = 0; i < 200; i++) {
-    slow.push(await announce(t.server.port, announced, "<"));
-  }
-  // The two that fit hold the budget; every other one is refused at once.
-  const refused = slow.slice(2);
-  await until(() => refused.every((c) => /"code":"busy"/.test(c.text())));
-  for (const c of refused) {
-    assert.equal(statusOf(c.text()), 503, c.text().slice(0, 200));
-    assert.match(c.text(), /\r\nretry-after: 2\r\n/i);
-  }
-  assert.ok(slow.slice(0, 2).every((c) => c.text() === ""));
-  const health = await fetch(`${t.url}/health`, {
-    signal: AbortSignal.timeout(5_000),
-  });
-  assert.equal(health.status, 200);
-  await health.body?.cancel();
-  // Nothing was allocated on the announcers' word (200 x 50 MB).
-  const grown = process.memoryUsage().rss - rssBefore;
-  assert.ok(grown < 200 * 1024 * 1024, `RSS grew by ${grown} bytes`);
-  // Once the holders go away, the budget is free again.
-  await Promise.all(slow.map((c) => c.close()));
-  let accepted = 0;
-  for (let attempt = 0; attempt < 50 && accepted === 0; attempt++) {
+  try {
+    for (let i = 0; i < 200; i++) {
+      slow.push(await announce(t.server.port, announced, "<"));
+    }
+    // Announced bytes hold nothing: an honest upload still fits.
     const response = await upload(t.url, await signedPod(api));
-    if (response.status === 201) accepted++;
-    await response.body?.cancel();
-    if (accepted === 0) await sleep(50);
+    const said = await response.text();
+    assert.equal(response.status, 201, said);
+    const health = await fetch(`${t.url}/health`, {
+      signal: AbortSignal.timeout(5_000),
+    });
+    assert.equal(health.status, 200);
+    await health.body?.cancel();
+    // None of them was refused or answered: they are simply waited for.
+    assert.ok(slow.every((c) => c.text() === ""));
+    // Nothing was allocated on the announcers' word (200 x 50 MB).
+    const grown = process.memoryUsage().rss - rssBefore;
+    assert.ok(grown < 200 * 1024 * 1024, `RSS grew by ${grown} bytes`);
+  } finally {
+    await Promise.all(slow.map((c) => c.close()));
   }
-  assert.equal(accepted, 1);
 });
 
-test("uploads: 8 concurrent large uploads against a budget of 2 get busy, the others land", async (api) => {
+test("uploads: 8 concurrent large uploads against a budget of 2 get busy as their bytes pass it, the others land", async (api) => {
   const pod = await signedPod(
     api,
     `<!doctype html><p>${"x".repeat(2 * 1024 * 1024)}</p>`,
@@ -87,34 +78,46 @@ test("uploads: 8 concurrent large uploads against a budget of 2 get busy, the ot
     maxUploadBytesInFlight: 2 * pod.length,
     uploadTimeoutMs: 30_000,
   });
-  // Eight uploads announce their length and send half; two fit the budget.
+  // Eight uploads announce their length and send half: four halves fill
+  // the budget, so at least four are refused as their bytes arrive.
   const half = pod.subarray(0, pod.length / 2);
   const uploads: RawConnection[] = [];
-  for (let i = 0; i < 8; i++) {
-    uploads.push(await announce(t.server.port, pod.length, half));
-  }
-  // Six are refused at once, before their bodies are read.
-  await until(() =>
-    uploads.filter((u) => statusOf(u.text()) !== 0).length === 6
-  );
-  const waiting = uploads.filter((u) => statusOf(u.text()) === 0);
-  assert.equal(waiting.length, 2);
-  for (const u of uploads) {
-    if (!waiting.includes(u)) assert.equal(statusOf(u.text()), 503);
-  }
-  // The two accepted ones finish normally.
-  const rest = pod.subarray(pod.length / 2);
-  for (const u of waiting) await u.write(rest);
-  await until(() => waiting.every((u) => parseRawResponse(u.text()).complete));
-  for (const u of waiting) {
-    assert.equal(statusOf(u.text()), 201, u.text());
-    const id = /"id":"([A-Za-z0-9]{12})"/.exec(u.text())![1];
-    const got = new Uint8Array(
-      await (await fetch(`${t.url}/${id}`)).arrayBuffer(),
+  try {
+    for (let i = 0; i < 8; i++) {
+      uploads.push(await announce(t.server.port, pod.length, half));
+    }
+    await until(() =>
+      uploads.filter((u) => statusOf(u.text()) !== 0).length >= 4
     );
-    assert.deepEqual(got, pod);
+    for (const u of uploads) {
+      const status = statusOf(u.text());
+      if (status !== 0) {
+        assert.equal(status, 503, u.text().slice(0, 300));
+        assert.match(u.text(), /"code":"busy"/);
+      }
+    }
+    // The others send the rest: each lands or is refused, and one lands.
+    const waiting = uploads.filter((u) => statusOf(u.text()) === 0);
+    const rest = pod.subarray(pod.length / 2);
+    await Promise.all(waiting.map((u) => u.write(rest).catch(() => {})));
+    await until(() =>
+      waiting.every((u) => parseRawResponse(u.text()).complete)
+    );
+    const landed = waiting.filter((u) => statusOf(u.text()) === 201);
+    assert.ok(landed.length >= 1, "none landed");
+    for (const u of waiting) {
+      if (!landed.includes(u)) assert.equal(statusOf(u.text()), 503);
+    }
+    for (const u of landed) {
+      const id = /"id":"([A-Za-z0-9]{12})"/.exec(u.text())![1];
+      const got = new Uint8Array(
+        await (await fetch(`${t.url}/${id}`)).arrayBuffer(),
+      );
+      assert.deepEqual(got, pod);
+    }
+  } finally {
+    await Promise.all(uploads.map((u) => u.close()));
   }
-  await Promise.all(uploads.map((u) => u.close()));
 });
 
 test(

@@ -3,6 +3,10 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { Metrics, METRICS_CONTENT_TYPE } from "../../src/operator/metrics.ts";
+import { createBroker } from "../../src/http/broker.ts";
+import { resolveOptions } from "../../src/config/options.ts";
+import { MemoryRegistry } from "../../src/registries/memory.ts";
+import { silentLogger } from "../../src/_util/log.ts";
 
 const PROMTOOL = "/usr/bin/promtool";
 const hasPromtool = existsSync(PROMTOOL);
@@ -83,10 +87,14 @@ function feed(metrics: Metrics): void {
   metrics.socketClosed(4321);
 }
 
+/** The route labels the tests feed (the broker passes its route table's). */
+const ROUTES = ["/pods", "/:id"];
+
 Deno.test("Metrics counts requests, uploads, hits and signaling by bounded labels", () => {
   using metrics = new Metrics({
     eventLoopSampleMs: 0,
     stats: () => ({ sockets: 4, sessions: 1, peers: 3 }),
+    routes: ROUTES,
   });
   feed(metrics);
   const s = samples(metrics.render());
@@ -207,6 +215,7 @@ Deno.test({
     using metrics = new Metrics({
       eventLoopSampleMs: 5,
       stats: () => ({ sockets: 0, sessions: 0, peers: 0 }),
+      routes: ROUTES,
     });
     await new Promise((resolve) => setTimeout(resolve, 30));
     feed(metrics);
@@ -233,4 +242,42 @@ Deno.test({
       assert.equal(said.trim(), "", said);
     }
   },
+});
+
+Deno.test("the broker's route labels are its route table's patterns, whatever the path", async () => {
+  const broker = createBroker(resolveOptions({
+    registry: new MemoryRegistry(),
+    logger: silentLogger,
+    accessLog: "off",
+    metrics: { port: 0 },
+  }));
+  try {
+    const paths = {
+      "/pods": "/pods",
+      "/health": "/health",
+      "/signal": "/signal",
+      "/:id/meta": "/AbCdEf123456/meta",
+      "/:id": "/AbCdEf123456",
+    };
+    for (const path of Object.values(paths)) {
+      await (await broker.fetch(new Request(`http://a.test${path}`))).body
+        ?.cancel();
+    }
+    await (await broker.fetch(new Request("http://a.test/x/y/z"))).body
+      ?.cancel();
+    const labels = new Set(
+      [
+        ...broker.metrics!.render().matchAll(
+          /^pod_broker_http_requests_total\{route="([^"]*)"/gm,
+        ),
+      ].map((match) => match[1]),
+    );
+    assert.deepEqual(
+      labels,
+      new Set([...Object.keys(paths), "unmatched"]),
+    );
+  } finally {
+    await broker.shutdown();
+    broker.metrics!.close();
+  }
 });

@@ -6,23 +6,46 @@
 
 import type { HubStats } from "../../signaling/hub.ts";
 import { VERSION } from "../../version.ts";
+import { jsonResponse } from "../problem.ts";
+
+/** The most origins `/health` lists; the rest are counted in `originsOmitted`. */
+export const HEALTH_MAX_ORIGINS = 100;
+/** The longest origin `/health` lists, in characters; longer ones are counted. */
+export const HEALTH_MAX_ORIGIN_CHARS = 256;
 
 /**
- * Builds the health report.
+ * Builds the health report. Its size is bounded whatever the sockets sent:
+ * at most {@linkcode HEALTH_MAX_ORIGINS} origins of at most
+ * {@linkcode HEALTH_MAX_ORIGIN_CHARS} characters are listed (in the hub's
+ * sorted order), and `originsOmitted` counts the others.
  *
  * @param stats The hub's live figures (this broker's own, with a bus too).
  * @param startedAt When the broker started (ms since the epoch).
  * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
- * plus `bus` (`"up"` or `"down"`) when a signaling bus is configured.
+ * plus `originsOmitted` when origins were left out, and `bus` (`"up"` or
+ * `"down"`) when a signaling bus is configured.
  */
 export function handleHealth(stats: HubStats, startedAt: number): Response {
-  return Response.json({
+  const origins: string[] = [];
+  let omitted = 0;
+  for (const origin of stats.origins) {
+    if (
+      origins.length < HEALTH_MAX_ORIGINS &&
+      origin.length <= HEALTH_MAX_ORIGIN_CHARS
+    ) {
+      origins.push(origin);
+    } else {
+      omitted++;
+    }
+  }
+  return jsonResponse({
     status: "ok",
     version: VERSION,
     uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
     sessions: stats.sessions,
     peers: stats.peers,
-    origins: stats.origins,
+    origins,
+    ...(omitted === 0 ? {} : { originsOmitted: omitted }),
     ...(stats.bus === undefined ? {} : { bus: stats.bus }),
-  }, { headers: { "Cache-Control": "no-store" } });
+  }, { "Cache-Control": "no-store" });
 }

@@ -8,7 +8,7 @@
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { PodHeaders } from "../../serving/pod_headers.ts";
-import { BrokerError } from "../problem.ts";
+import { BrokerError, jsonResponse } from "../problem.ts";
 import type {
   ScriptHashCache,
   ScriptHashes,
@@ -212,7 +212,7 @@ export async function handleMeta(
   context: PodContext,
 ): Promise<Response> {
   const record = await findRecord(context, id);
-  return Response.json({
+  return jsonResponse({
     id: record.id,
     url: `${baseUrl}/${record.id}`,
     ownerPubkey: record.ownerPubkey,
@@ -226,7 +226,7 @@ export async function handleMeta(
     version: record.version ?? 1,
     updatedAt: record.updatedAt ?? record.uploadedAt,
     ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
-  }, { headers: { "Cache-Control": "no-cache" } });
+  }, { "Cache-Control": "no-cache" });
 }
 
 async function findRecord(

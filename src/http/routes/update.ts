@@ -7,6 +7,7 @@
  */
 
 import { currentRecord, replacePod } from "../create_pod.ts";
+import { jsonResponse } from "../problem.ts";
 import {
   admitter,
   envelope,
@@ -42,7 +43,7 @@ export async function handleUpdate(
         admit: admitter(context),
       }),
   );
-  return Response.json({
+  return jsonResponse({
     ...envelope(record, context),
     version: record.version,
   });

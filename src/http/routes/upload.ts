@@ -9,11 +9,11 @@
 
 import { createHash } from "node:crypto";
 import { storePod } from "../create_pod.ts";
-import { BrokerError } from "../problem.ts";
+import { BrokerError, jsonResponse } from "../problem.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
 import type { VerifiedPod } from "../../pod/verify.ts";
-import type { UploadBudget } from "../upload_budget.ts";
+import type { UploadBudget, UploadReservation } from "../upload_budget.ts";
 
 /** What the upload route needs from the broker. */
 export interface UploadContext {
@@ -57,7 +57,7 @@ export async function handleUpload(
       }),
   );
   const body = envelope(record, context);
-  return Response.json(body, { status: 201, headers: { Location: body.url } });
+  return jsonResponse(body, { Location: body.url }, 201);
 }
 
 /**
@@ -94,20 +94,20 @@ export async function receivePod<T>(
   }
   const known = length !== null && /^\d+$/.test(length);
   const announced = known ? Number(length) : maxBlobBytes;
-  const release = context.budget.reserve(announced);
-  if (release === null) {
-    throw new BrokerError(
-      "busy",
-      "Cannot accept the pod now: too many uploads in flight, try again shortly",
-    );
-  }
+  const whole = known && announced <= WHOLE_BODY_BYTES;
+  // A small body is held whole at once; a larger one holds its first
+  // chunk's room and grows as its bytes arrive (see readBody).
+  const reservation = context.budget.reserve(
+    whole ? announced : Math.min(announced, FIRST_HOLD_BYTES),
+  );
+  if (reservation === null) throw busy();
   try {
-    const { blob, sha256 } = known && announced <= WHOLE_BODY_BYTES
+    const { blob, sha256 } = whole
       ? await readSmallBody(request, context.uploadTimeoutMs)
-      : await readBody(request.body, announced, known, context);
+      : await readBody(request.body, announced, known, context, reservation);
     return await store(blob, sha256);
   } finally {
-    release();
+    reservation.release();
   }
 }
 
@@ -152,9 +152,21 @@ export function envelope(
  * Bodies announced at this size or less are read whole by the runtime
  * (`arrayBuffer()`, its fastest path); larger or chunked ones chunk by
  * chunk. Sizing the buffer from the client's word is harmless at this
- * size, and the upload budget holds the announced bytes anyway.
+ * size, and the upload budget holds the announced bytes.
  */
 const WHOLE_BODY_BYTES = 64 * 1024;
+
+/** What a larger body holds of the budget before its first byte. */
+const FIRST_HOLD_BYTES = 64 * 1024;
+
+/**
+ * The slowest a body may arrive on average once it has been arriving for
+ * `uploadTimeoutMs` (the same grace as a pause): slower, it is cut off
+ * with 408 `upload_timeout`, so a connection that trickles a byte now and
+ * then cannot hold a place for long. A 50 MiB pod at this rate takes 14
+ * hours; any real link is far faster.
+ */
+export const MIN_UPLOAD_BYTES_PER_SECOND = 1024;
 
 /**
  * Reads a small body with a known length whole, failing with
@@ -186,7 +198,7 @@ async function readSmallBody(
   } catch (error) {
     // The read left behind settles when the connection goes.
     reading.catch(() => {});
-    throw error;
+    throw aborted(error);
   } finally {
     clearTimeout(timer);
   }
@@ -195,26 +207,31 @@ async function readSmallBody(
 /**
  * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
  * and failing with `upload_timeout` when no byte comes for
- * `uploadTimeoutMs`. Memory grows with the bytes received, never with what
- * the client announced: a body with a `Content-Length` goes into a buffer
- * of that size, which is address space until written (both runtimes get
- * zeroed memory as fresh pages the kernel commits on first write), and
- * whose bytes become the blob without a copy; a chunked body goes into a
- * resizable buffer that grows in steps, copied once to a fixed one at the
- * end. The SHA-256 of the blob is computed as the chunks arrive, while the
- * network is the bottleneck, instead of in a second pass.
+ * `uploadTimeoutMs` or the body falls below
+ * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} after that long, and with `busy`
+ * when the bytes received no longer fit the budget. Memory grows with the
+ * bytes received, never with what the client announced: a body with a
+ * `Content-Length` goes into a buffer of that size, which is address space
+ * until written (both runtimes get zeroed memory as fresh pages the kernel
+ * commits on first write), and whose bytes become the blob without a copy;
+ * a chunked body goes into a resizable buffer that grows in steps, copied
+ * once to a fixed one at the end. The budget holds what was received. The
+ * SHA-256 of the blob is computed as the chunks arrive, while the network
+ * is the bottleneck, instead of in a second pass.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
   known: boolean,
   context: UploadContext,
+  reservation: UploadReservation,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
   const hash = createHash("sha256");
   if (body === null) {
     return { blob: new Uint8Array(0), sha256: new Uint8Array(hash.digest()) };
   }
   const max = context.maxBlobBytes;
+  const ms = context.uploadTimeoutMs;
   // HTTP framing ends a body with a length there; a chunked one may go on
   // to the limit.
   const capacity = Math.min(announced, max);
@@ -222,18 +239,30 @@ async function readBody(
     ? new ArrayBuffer(capacity)
     : new ArrayBuffer(0, { maxByteLength: capacity });
   const reader = body.getReader();
+  // Past this time, the body must have averaged the minimum rate.
+  const graceEnds = performance.now() + ms;
   let size = 0;
   try {
     for (;;) {
+      const rateDeadline = graceEnds +
+        size * 1000 / MIN_UPLOAD_BYTES_PER_SECOND;
       const { done, value } = await readWithin(
         reader,
-        context.uploadTimeoutMs,
+        Math.min(ms, rateDeadline - performance.now()),
+        ms,
       );
       if (done) break;
       const end = size + value.length;
       if (end > capacity) {
         await reader.cancel().catch(() => {});
         throw tooLarge("The body", max);
+      }
+      if (!reservation.grow(end)) {
+        // Given back at once, before the cancel settles: other uploads
+        // reading their next chunks meanwhile must see the room.
+        reservation.release();
+        await reader.cancel().catch(() => {});
+        throw busy();
       }
       if (end > buffer.byteLength) {
         buffer.resize(
@@ -244,6 +273,11 @@ async function readBody(
       hash.update(value);
       size = end;
     }
+  } catch (error) {
+    // The memory goes back now, not at the next garbage collection: a burst
+    // of refusals would otherwise hold their bytes beyond the budget.
+    buffer.transfer(0);
+    throw aborted(error);
   } finally {
     reader.releaseLock();
   }
@@ -258,10 +292,15 @@ async function readBody(
 /** The smallest step a chunked body's buffer grows by. */
 const GROW_BYTES = 1024 * 1024;
 
-/** The next chunk, or `upload_timeout` (and the body cancelled) after `ms`. */
+/**
+ * The next chunk, or `upload_timeout` (and the body cancelled) when none
+ * comes within `waitMs`: a pause of `pauseMs`, or the body falling below
+ * the minimum rate, whichever comes first.
+ */
 async function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
-  ms: number,
+  waitMs: number,
+  pauseMs: number,
 ): ReturnType<typeof reader.read> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
@@ -269,19 +308,46 @@ async function readWithin(
     timer = setTimeout(() => {
       timedOut = true;
       resolve();
-    }, ms);
+    }, Math.max(0, waitMs));
   });
   try {
     const result = await Promise.race([reader.read(), timeout]);
     // Checked after the race: cancelling settles the pending read too.
     if (timedOut || result === undefined) {
       await reader.cancel().catch(() => {});
-      throw stalled(ms);
+      throw waitMs < pauseMs ? tooSlow() : stalled(pauseMs);
     }
     return result;
   } finally {
     clearTimeout(timer);
   }
+}
+
+function tooSlow(): BrokerError {
+  return new BrokerError(
+    "upload_timeout",
+    `Cannot accept the pod: it arrived slower than ${MIN_UPLOAD_BYTES_PER_SECOND} bytes a second`,
+  );
+}
+
+function busy(): BrokerError {
+  return new BrokerError(
+    "busy",
+    "Cannot accept the pod now: too many uploads in flight, try again shortly",
+  );
+}
+
+/**
+ * A failed read of the body (the client went away, or reset the
+ * connection) as `upload_aborted`; the broker's own refusals pass through.
+ */
+function aborted(error: unknown): unknown {
+  if (error instanceof BrokerError) return error;
+  return new BrokerError(
+    "upload_aborted",
+    "Cannot accept the pod: the connection ended before its body did",
+    { cause: error },
+  );
 }
 
 function stalled(ms: number): BrokerError {

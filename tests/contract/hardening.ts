@@ -1,0 +1,301 @@
+// The HTTP items of the security review (issue 19): trickled uploads, Host
+// and X-Forwarded-* values, /health's size, aborted uploads; and the access
+// log's `bytes` (issue 20). Each case is named after its item. Runs on Deno
+// and on the npm package under Node 22 (see _support.ts); requests that
+// fetch will not send (a bad Host) go over raw TCP.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import process from "node:process";
+import {
+  assertProblem,
+  collect,
+  parseRawResponse,
+  RawConnection,
+  signedPod,
+  sleep,
+  startServer,
+  TestClient,
+  until,
+  upload,
+} from "./_support.ts";
+
+const { cases, test } = collect();
+
+/** The hardening cases. */
+export const HARDENING_CASES = cases;
+
+/** A raw connection that announced an upload and sent `sent` of it. */
+async function announce(
+  port: number,
+  contentLength: number,
+  sent: string | Uint8Array,
+): Promise<RawConnection> {
+  const conn = await RawConnection.open(port);
+  await conn.write(
+    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${contentLength}\r\n\r\n`,
+  );
+  await conn.write(sent);
+  return conn;
+}
+
+/** Sends one request over raw TCP and reads its response. */
+async function rawRequest(
+  port: number,
+  head: string,
+  body: Uint8Array = new Uint8Array(0),
+) {
+  const conn = await RawConnection.open(port);
+  try {
+    await conn.write(head);
+    if (body.length > 0) await conn.write(body);
+    const text = await conn.readUntil((text) =>
+      parseRawResponse(text).complete
+    );
+    return parseRawResponse(text);
+  } finally {
+    await conn.close();
+  }
+}
+
+/** The value of one sample of the metrics listener's exposition. */
+async function sample(metricsPort: number, series: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`))
+    .text();
+  const line = text.split("\n").find((line) => line.startsWith(`${series} `));
+  return line === undefined ? 0 : Number(line.slice(series.length + 1));
+}
+
+test("security 5: while six connections trickle announced uploads that fill the budget, a 1 KiB upload gets 201", async (api) => {
+  const maxBlobBytes = 1_000_000;
+  const budget = 6_000_000;
+  await using t = await startServer(api, {
+    maxBlobBytes,
+    maxUploadBytesInFlight: budget,
+    // Long enough that neither the pause nor the rate rule cuts them here.
+    uploadTimeoutMs: 30_000,
+  });
+  // Five announce the limit, the sixth the rest of the budget (the
+  // review's 5 x 50 MiB + 6 MiB, scaled down), and each trickles.
+  const announced = [1, 2, 3, 4, 5].map(() => maxBlobBytes);
+  announced.push(budget - 5 * maxBlobBytes);
+  const tricklers: RawConnection[] = [];
+  try {
+    for (const length of announced) {
+      tricklers.push(await announce(t.server.port, length, "<"));
+    }
+    const honest = await signedPod(
+      api,
+      `<!doctype html><p>${"x".repeat(800)}`,
+    );
+    assert.ok(honest.length >= 1024 && honest.length < 2048);
+    for (let round = 0; round < 3; round++) {
+      await sleep(100);
+      for (const conn of tricklers) await conn.write("!");
+    }
+    // Three rounds in: every trickler has long been admitted.
+    const response = await upload(t.url, honest);
+    const said = await response.text();
+    assert.equal(response.status, 201, said);
+    // They are still trickling, unanswered.
+    for (const conn of tricklers) {
+      await conn.write("!");
+      assert.equal(conn.text(), "");
+    }
+  } finally {
+    await Promise.all(tricklers.map((conn) => conn.close()));
+  }
+});
+
+test("security 5: an upload that trickles below the minimum rate gets 408 upload_timeout", async (api) => {
+  await using t = await startServer(api, { uploadTimeoutMs: 500 });
+  // Over the size read whole, so that it streams; a byte every 100 ms never
+  // pauses for 500 ms, but falls far below the minimum rate.
+  const conn = await announce(t.server.port, 200_000, "<");
+  let answered = false;
+  for (let i = 0; i < 100 && !answered; i++) {
+    await sleep(100);
+    answered = parseRawResponse(conn.text()).complete;
+    if (!answered) await conn.write("!").catch(() => {});
+  }
+  await conn.close();
+  const response = parseRawResponse(conn.text());
+  assert.equal(response.status, 408, conn.text().slice(0, 300));
+  assert.match(response.body, /"code":"upload_timeout"/);
+});
+
+test("security 6: a Host that is not host[:port] gets 400 host_invalid, counted as a request", async (api) => {
+  const lines: string[] = [];
+  await using t = await startServer(api, {
+    metrics: { port: 0 },
+    logger: (level, message) => lines.push(`${level} ${message}`),
+  });
+  const pod = await signedPod(api);
+  // Deno builds the URL from Host verbatim: this one moved the path to
+  // /pods and stored the pod.
+  const moved = await rawRequest(
+    t.server.port,
+    `POST /static/logo.png HTTP/1.1\r\nHost: h/pods?\r\nContent-Type: text/html\r\nContent-Length: ${pod.length}\r\nConnection: close\r\n\r\n`,
+    pod,
+  );
+  assert.equal(moved.status, 400, moved.head + moved.body);
+  assert.equal(JSON.parse(moved.body).code, "host_invalid");
+  for (const host of ["a:99999", "x@y", "a b", "h#x", ""]) {
+    const response = await rawRequest(
+      t.server.port,
+      `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(response.status, 400, `Host '${host}': ${response.head}`);
+    assert.match(response.head, /content-type: application\/problem\+json/i);
+    assert.equal(JSON.parse(response.body).code, "host_invalid");
+  }
+  // Good ones still pass.
+  for (const host of ["127.0.0.1", "broker.example:8080", "[::1]:80"]) {
+    const response = await rawRequest(
+      t.server.port,
+      `GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(response.status, 200, `Host '${host}': ${response.head}`);
+  }
+  // Each went through the one place that logs and counts requests.
+  assert.equal(
+    await sample(
+      t.server.metricsPort!,
+      'pod_broker_http_requests_total{route="unmatched",method="GET",status="400"}',
+    ),
+    5,
+  );
+  assert.deepEqual(lines.filter((line) => line.startsWith("error")), []);
+  let stored = 0;
+  for await (const _ of t.registry.listPods!()) stored++;
+  assert.equal(stored, 0);
+});
+
+test("security 6: with trustProxy, an X-Forwarded-Host that is not host[:port] gets 400 host_invalid", async (api) => {
+  await using t = await startServer(api, { trustProxy: true });
+  const pod = await signedPod(api);
+  for (const host of ["h/pods?", "a:99999", "user@evil.example", "a b"]) {
+    await assertProblem(
+      await upload(t.url, pod, {
+        "Content-Type": "text/html",
+        "X-Forwarded-Host": host,
+      }),
+      400,
+      "host_invalid",
+    );
+  }
+});
+
+test("security 7: /health lists at most 100 origins of at most 256 characters, and counts the rest", async (api) => {
+  await using t = await startServer(api);
+  const origins = Array.from(
+    { length: 102 },
+    (_, i) => `https://o${String(i).padStart(3, "0")}.example`,
+  );
+  const long = `https://${"l".repeat(300)}.example`;
+  const clients = [...origins, long].map((origin) =>
+    new TestClient(t.wsUrl, origin)
+  );
+  try {
+    await Promise.all(clients.map((client) => client.opened()));
+    const response = await fetch(`${t.url}/health`);
+    const text = await response.text();
+    const health = JSON.parse(text);
+    assert.equal(health.origins.length, 100);
+    assert.deepEqual(health.origins, origins.slice(0, 100));
+    assert.equal(health.originsOmitted, 3);
+    assert.ok(text.length < 100 * 256 + 1024, `${text.length} bytes`);
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+});
+
+test("security 11: with trustProxy, X-Forwarded-Host and -Proto use the last value of each list", async (api) => {
+  await using t = await startServer(api, { trustProxy: true });
+  const response = await upload(t.url, await signedPod(api), {
+    "Content-Type": "text/html",
+    "X-Forwarded-Host": "evil.example, broker.example",
+    "X-Forwarded-Proto": "http, https",
+  });
+  assert.equal(response.status, 201);
+  const created = await response.json();
+  assert.equal(
+    response.headers.get("Location"),
+    `https://broker.example/${created.id}`,
+  );
+  assert.equal(created.url, `https://broker.example/${created.id}`);
+});
+
+test("security also: an aborted upload is logged at debug level, never as an error", async (api) => {
+  const lines: { level: string; message: string; code?: unknown }[] = [];
+  await using t = await startServer(api, {
+    logger: (level, message, fields) =>
+      lines.push({ level, message, code: fields?.code }),
+  });
+  // One read whole, one streamed: each sends part of its body and goes.
+  for (const length of [10_000, 200_000]) {
+    const conn = await announce(t.server.port, length, "<!doctype html>");
+    await sleep(50);
+    await conn.close();
+  }
+  await until(() =>
+    lines.filter((line) =>
+      /aborted|ended|BadResource|Unexpected/i.test(
+        `${line.message} ${String(line.code)}`,
+      )
+    ).length >= 2
+  );
+  assert.deepEqual(lines.filter((line) => line.level === "error"), []);
+  assert.deepEqual(
+    lines.map((line) => [line.level, line.code]),
+    [["debug", "upload_aborted"], ["debug", "upload_aborted"]],
+  );
+});
+
+test("access log: bytes is the body size of /health, uploads and problems", async (api) => {
+  const [command, ...prefix] = api.cli;
+  const child = spawn(command!, [
+    ...prefix,
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+    "--access-log",
+    "on",
+  ], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
+  child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
+  const exited = new Promise<void>((resolve) => child.once("close", resolve));
+  try {
+    await until(() => /listening on http:\/\/[^"\s]+:\d+/.test(stderr));
+    const port = /listening on http:\/\/[^"\s]+:(\d+)/.exec(stderr)![1];
+    const url = `http://127.0.0.1:${port}`;
+    const sizes: number[] = [];
+    for (
+      const response of [
+        await fetch(`${url}/health`),
+        await upload(url, await signedPod(api)),
+        await fetch(`${url}/no/such/path`),
+      ]
+    ) {
+      sizes.push((await response.arrayBuffer()).byteLength);
+    }
+    await until(() => stdout.split("\n").length > 3);
+    const logged = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    assert.deepEqual(
+      logged.map((line) => [line.route, line.status, line.bytes]),
+      [["/health", 200, sizes[0]], ["/pods", 201, sizes[1]], [
+        null,
+        404,
+        sizes[2],
+      ]],
+    );
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
+  }
+});
