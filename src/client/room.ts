@@ -167,7 +167,9 @@ export class Room extends EventTarget {
       { name: "ECDSA", namedCurve: "P-256" } as EcKeyGenParams,
     ).then((cert) => {
       this.#cert = cert;
-      this.#id = idOf(cert.getFingerprints()[0]!.value!);
+      this.#id = idOf(
+        cert.getFingerprints().find((f) => f.algorithm === "sha-256")!.value!,
+      );
       if (this.#left) return;
       this.#signaling = new Signaling(
         options.url ?? defaultUrl(),
