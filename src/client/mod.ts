@@ -71,13 +71,10 @@
  * @module
  */
 
+export { type JoinOptions, joinRoom, Room, type SendOptions } from "./room.ts";
 export {
   type ConnectionInfo,
-  type JoinOptions,
-  joinRoom,
-  Room,
   RoomEvent,
   type RoomEventType,
-  type SendOptions,
-} from "./room.ts";
+} from "./events.ts";
 export type { Route } from "./negotiation.ts";

@@ -11,11 +11,15 @@ import {
   idOf,
   LAST,
   Link,
-  type Route,
   signature,
   TEXT,
 } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import {
+  type ConnectionInfo,
+  RoomEvent,
+  type RoomEventType,
+} from "./events.ts";
 
 /** Options of {@linkcode joinRoom}. */
 export interface JoinOptions {
@@ -41,43 +45,6 @@ export interface JoinOptions {
    * @default {16 MiB}
    */
   maxMessageBytes?: number;
-}
-
-/** A peer's connection: its state and whether it is direct or relayed. */
-export interface ConnectionInfo {
-  /** The `RTCPeerConnection`'s state (`closed` for an unknown peer). */
-  state: RTCPeerConnectionState;
-  /** The selected candidate pair's route; null until known. */
-  route: Route;
-}
-
-/** Events a room dispatches. */
-export type RoomEventType =
-  | "peerjoin"
-  | "peerleave"
-  | "message"
-  | "connectionchange"
-  | "onlinechange";
-
-/** What a room dispatches: the peer it is about and, for `message`, the data. */
-export class RoomEvent extends Event {
-  /** The peer (empty for `onlinechange`). */
-  readonly peerId: string;
-  /** The message: a string, or an ArrayBuffer for binary data. */
-  readonly data: string | ArrayBuffer | undefined;
-
-  /**
-   * Makes an event.
-   *
-   * @param type The event type.
-   * @param peerId The peer.
-   * @param data The message, for `message`.
-   */
-  constructor(type: RoomEventType, peerId = "", data?: string | ArrayBuffer) {
-    super(type);
-    this.peerId = peerId;
-    this.data = data;
-  }
 }
 
 /** Options of {@linkcode Room.send}. */
