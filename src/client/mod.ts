@@ -35,37 +35,46 @@
  *   byte: last chunk, text, control), split into chunks no larger than the
  *   channel's maximum message size (at most 64 KiB) and joined on arrival;
  *   writing pauses while the channel buffers 1 MiB and resumes on
- *   `bufferedamountlow`.
+ *   `bufferedamountlow`. A peer whose message grows past `maxMessageBytes`
+ *   (16 MiB by default; 1 KiB for the client's own control messages) has
+ *   its link closed, so what a peer can make the room hold is bounded.
+ * - Ids: each room makes one certificate (`generateCertificate`) and uses
+ *   it on every link for the room's life. A peer's id (`room.peerId`, the
+ *   one the application sees, in events and `peers`) is 16 letters and
+ *   digits taken from its certificate's SHA-256 fingerprint, and a link's
+ *   remote id is taken from the fingerprint in the remote description,
+ *   which DTLS checks: a peer cannot take an id without its certificate's
+ *   key. The broker's signaling id (`sid`) changes on every join.
  * - The broker going away: the socket reconnects with jittered exponential
  *   backoff (250 ms doubling to 10 s) and joins again, and open data
- *   channels do not need it meanwhile. A rejoin gives a new peer id, so a
- *   peer has two ids: its stable id (`room.peerId`, the id of its first
- *   join: the one the application sees, in events and `peers`) and its
- *   current signaling id. The first message on every channel is a hello
- *   `{id, sid}` (stable and signaling id), and after each rejoin a peer
- *   sends a new hello over every open channel, so the others learn its new
- *   signaling id while their link stays keyed by its stable id. A peer who
- *   joins after the restart is listed in `joined`/`peer-joined` and
- *   connects as usual. A peer listed under a new id before its hello came
- *   gets a second link for a moment; when the hello arrives, both ends keep
- *   the link they had first and close the new one, and a description from
- *   the other connection (its DTLS fingerprint differs) is ignored, so the
- *   open channel is never renegotiated. Links still negotiating with an old
- *   id are dropped on rejoin. The broker's `peer-left` closes only links
- *   whose channel is not open: an open channel ends with its own close.
- * - Trust: peer ids, like everything a peer says, are claims; a peer that
- *   repeats another's stable id only gets its own link closed.
+ *   channels do not need it meanwhile. After a rejoin, links still
+ *   negotiating are dropped (they were addressed to old ids), and an open
+ *   link that is not connected restarts ICE with a fresh offer (one made
+ *   while the broker was unreachable never arrived). Peers listed under new
+ *   ids get a second link; when it opens and its remote id is that of an
+ *   open link, its hello (`{id, sid}`, the first message on every channel)
+ *   confirms the signaling id its signals came from: that id becomes the
+ *   first link's, whose restart (if any) is made again there, and both ends
+ *   close the second link. A description whose connection (DTLS
+ *   fingerprint and SDP session id) is a link's own also moves that link
+ *   to the sender's id; a description of another connection is ignored,
+ *   so an open channel is never renegotiated. The broker's `peer-left`
+ *   closes only links whose channel is not open: an open channel ends with
+ *   its own close.
+ * - Trust: a link whose hello names another id than its certificate's is
+ *   closed, and a hello acts on no link but its own and the first link of
+ *   the same certificate. So no session member can take another's id
+ *   (present or gone), close another's link or read another's messages; a
+ *   member (or the broker) can at most withhold signaling, which delays
+ *   new links and ICE restarts.
  *
  * @module
  */
 
+export { type JoinOptions, joinRoom, Room, type SendOptions } from "./room.ts";
 export {
   type ConnectionInfo,
-  type JoinOptions,
-  joinRoom,
-  Room,
   RoomEvent,
   type RoomEventType,
-  type SendOptions,
-} from "./room.ts";
+} from "./events.ts";
 export type { Route } from "./negotiation.ts";

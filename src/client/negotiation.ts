@@ -10,6 +10,8 @@
  * Frame: one header byte (bit 0: last chunk of the message; bit 1: the
  * message is UTF-8 text; bit 2: a control message of the client), then the
  * chunk. The channel is reliable and ordered, so chunks need no numbers.
+ * A message that grows past the room's cap (a control message past 1 KiB)
+ * closes the link.
  *
  * @module
  */
@@ -32,13 +34,17 @@ const CHUNK = 65_536;
 const HIGH_WATER = 1 << 20;
 /** How long a link may stay unconnected (new, or failed and restarting). */
 const GIVE_UP_MS = 30_000;
+/** The largest control message (the hello). */
+const CONTROL_MAX = 1024;
 
 /** What a link needs from its room. */
 export interface LinkHost {
   /** Sends signaling data to the link's remote peer through the broker. */
   signal(link: Link, data: SignalData): void;
-  /** The configuration of a new connection (the current ICE servers). */
+  /** The configuration of a new connection (certificate, ICE servers). */
   config(): RTCConfiguration;
+  /** The largest message accepted from the remote peer, in bytes. */
+  max: number;
   /** The data channel opened. */
   opened(link: Link): void;
   /** A whole message arrived. */
@@ -55,17 +61,39 @@ interface Outgoing {
   at: number;
 }
 
-/** The DTLS fingerprint of an SDP: it tells one connection from another. */
-function fingerprint(sdp = ""): string | undefined {
-  return /a=fingerprint:\S+ (\S+)/.exec(sdp)?.[1];
+/** Letters, digits, `_` and `-`: ids use the first 62. */
+export const ALPHABET =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+
+/**
+ * A peer's id: 16 letters and digits from the first 16 bytes of its
+ * certificate's SHA-256 fingerprint ("AB:CD:…", or a signature).
+ */
+export function idOf(fingerprint: string): string {
+  return fingerprint.split(":").slice(0, 16).map((hex) =>
+    ALPHABET[parseInt(hex, 16) % 62]
+  ).join("");
+}
+
+/**
+ * Which connection a description belongs to: its DTLS fingerprint (the
+ * remote peer's certificate, one per room) and its SDP session id (one per
+ * connection, known only to its two ends and the broker), as
+ * `"AB:CD:… 123"`. Undefined unless it has exactly one SHA-256 fingerprint,
+ * so that the one DTLS checks is the one a peer's id is taken from.
+ */
+export function signature(sdp = ""): string | undefined {
+  const fingerprint = /^a=fingerprint:sha-256 ([\dA-F:]{95})\r?$/im.exec(sdp);
+  const session = /^o=\S+ (\d+) /m.exec(sdp);
+  return sdp.split("a=fingerprint:").length === 2 && fingerprint && session
+    ? `${fingerprint[1]!.toUpperCase()} ${session[1]}`
+    : undefined;
 }
 
 /** One remote peer's connection and data channel. */
 export class Link {
   /** The remote peer's current signaling id. */
   sid: string;
-  /** The remote peer's stable id, once its hello arrived. */
-  id: string | null = null;
   /** The route of the selected candidate pair, once connected. */
   route: Route = null;
   /** The connection. */
@@ -81,6 +109,10 @@ export class Link {
   #size = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #closed = false;
+  #id = "";
+  #ready = false;
+  #early: ArrayBuffer[] = [];
+  #earlySize = 0;
 
   /**
    * Opens a connection and starts negotiating it.
@@ -99,7 +131,7 @@ export class Link {
     this.dc = dc;
     dc.binaryType = "arraybuffer";
     dc.bufferedAmountLowThreshold = HIGH_WATER / 4;
-    dc.onopen = () => host.opened(this);
+    dc.onopen = () => this.#opened();
     dc.onclose = () => this.close();
     dc.onbufferedamountlow = () => this.#pump();
     dc.onmessage = (event) => this.#receive(event.data);
@@ -142,6 +174,24 @@ export class Link {
     this.#giveUpLater();
   }
 
+  /**
+   * The {@linkcode signature} of the remote description: every one applied
+   * has the first one's.
+   */
+  get remote(): string | undefined {
+    return signature(this.pc.remoteDescription?.sdp);
+  }
+
+  /**
+   * The remote peer's id, from the fingerprint of its description (empty
+   * before there is one); DTLS has checked it once the channel carries
+   * anything.
+   */
+  get id(): string {
+    const remote = this.remote;
+    return this.#id ||= remote ? idOf(remote) : "";
+  }
+
   /** Whether the data channel is open. */
   get open(): boolean {
     return this.dc.readyState === "open";
@@ -160,12 +210,29 @@ export class Link {
     this.#pump();
   }
 
+  /**
+   * Negotiates again after signaling came back or the remote peer moved to
+   * another signaling id: an offer still waiting for its answer (made while
+   * signaling was down, or sent to the old id) is rolled back, so that it
+   * is made again, and ICE restarts unless connected.
+   */
+  resume(): void {
+    const pc = this.pc;
+    this.#chain = this.#chain.then(async () => {
+      if (pc.signalingState === "have-local-offer") {
+        await pc.setLocalDescription({ type: "rollback" });
+      }
+      if (pc.connectionState !== "connected") pc.restartIce();
+    }).catch(() => {});
+  }
+
   /** Closes the connection; the host hears of it once. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
     this.#out = [];
+    this.#parts = this.#early = [];
     this.dc.close();
     this.pc.close();
     this.#host.closed(this);
@@ -173,17 +240,17 @@ export class Link {
 
   async #description(description: RTCSessionDescriptionInit): Promise<void> {
     const pc = this.pc;
-    // Another connection of the same peer (made across a broker restart)
-    // has its own certificate: its descriptions are not for this one.
-    if (
-      pc.remoteDescription &&
-      fingerprint(pc.remoteDescription.sdp) !== fingerprint(description.sdp)
-    ) return;
+    // A description of another connection (of this peer, made across a
+    // broker restart, or a forgery) is not for this one.
+    const signed = signature(description.sdp);
+    const remote = this.remote;
+    if (!signed || (remote && remote !== signed)) return;
     const offer = description.type === "offer";
     const collision = offer && pc.signalingState !== "stable";
     if (collision && !this.#polite) return;
     // A polite end's own offer is rolled back implicitly.
     await pc.setRemoteDescription(description);
+    this.#opened();
     for (const candidate of this.#queued.splice(0)) {
       await pc.addIceCandidate(candidate).catch(() => {});
     }
@@ -191,6 +258,17 @@ export class Link {
       await pc.setLocalDescription();
       this.#sendDescription();
     }
+  }
+
+  // The channel may open (and carry messages) before the remote
+  // description that names the peer is visible: the host hears of it once
+  // both are there, then of what came meanwhile.
+  #opened(): void {
+    if (this.#ready || !this.open || !this.id) return;
+    this.#ready = true;
+    this.#host.opened(this);
+    this.#pump();
+    for (const data of this.#early.splice(0)) this.#receive(data);
   }
 
   async #candidate(candidate: RTCIceCandidateInit | null | undefined) {
@@ -250,9 +328,17 @@ export class Link {
 
   #receive(data: unknown): void {
     if (!(data instanceof ArrayBuffer) || !data.byteLength) return;
+    if (!this.#ready) {
+      this.#early.push(data);
+      if ((this.#earlySize += data.byteLength) > this.#host.max) this.close();
+      return;
+    }
     const chunk = new Uint8Array(data);
-    this.#parts.push(chunk.subarray(1));
     this.#size += chunk.length - 1;
+    if (this.#size > (chunk[0]! & CONTROL ? CONTROL_MAX : this.#host.max)) {
+      return this.close();
+    }
+    this.#parts.push(chunk.subarray(1));
     if (!(chunk[0]! & LAST)) return;
     const whole = new Uint8Array(this.#size);
     let at = 0;

@@ -5,8 +5,21 @@
  * @module
  */
 
-import { CONTROL, LAST, Link, type Route, TEXT } from "./negotiation.ts";
+import {
+  ALPHABET,
+  CONTROL,
+  idOf,
+  LAST,
+  Link,
+  signature,
+  TEXT,
+} from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import {
+  type ConnectionInfo,
+  RoomEvent,
+  type RoomEventType,
+} from "./events.ts";
 
 /** Options of {@linkcode joinRoom}. */
 export interface JoinOptions {
@@ -25,43 +38,13 @@ export interface JoinOptions {
    * its `iceServers` come before the broker's.
    */
   rtc?: RTCConfiguration;
-}
-
-/** A peer's connection: its state and whether it is direct or relayed. */
-export interface ConnectionInfo {
-  /** The `RTCPeerConnection`'s state (`closed` for an unknown peer). */
-  state: RTCPeerConnectionState;
-  /** The selected candidate pair's route; null until known. */
-  route: Route;
-}
-
-/** Events a room dispatches. */
-export type RoomEventType =
-  | "peerjoin"
-  | "peerleave"
-  | "message"
-  | "connectionchange"
-  | "onlinechange";
-
-/** What a room dispatches: the peer it is about and, for `message`, the data. */
-export class RoomEvent extends Event {
-  /** The peer (empty for `onlinechange`). */
-  readonly peerId: string;
-  /** The message: a string, or an ArrayBuffer for binary data. */
-  readonly data: string | ArrayBuffer | undefined;
-
   /**
-   * Makes an event.
-   *
-   * @param type The event type.
-   * @param peerId The peer.
-   * @param data The message, for `message`.
+   * The largest message accepted from a peer, in bytes: a peer whose
+   * message grows past it has its link closed (`peerleave`). Sending more
+   * than it throws, as other peers would close the link.
+   * @default {16 MiB}
    */
-  constructor(type: RoomEventType, peerId = "", data?: string | ArrayBuffer) {
-    super(type);
-    this.peerId = peerId;
-    this.data = data;
-  }
+  maxMessageBytes?: number;
 }
 
 /** Options of {@linkcode Room.send}. */
@@ -71,17 +54,14 @@ export interface SendOptions {
 }
 
 const SESSION = /^[\w-]{1,128}$/;
-const ID = /^\w{1,64}$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 function freshSession(): string {
-  const alphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
   // 64 symbols: `byte & 63` picks uniformly.
   return Array.from(
     crypto.getRandomValues(new Uint8Array(16)),
-    (byte) => alphabet[byte & 63],
+    (byte) => ALPHABET[byte & 63],
   ).join("");
 }
 
@@ -110,14 +90,17 @@ export class Room extends EventTarget {
   #sid = "";
   #session: string;
   #rtc: RTCConfiguration;
-  #signaling: Signaling;
+  #max: number;
+  #cert?: RTCCertificate;
+  #signaling?: Signaling;
   #ice: RTCIceServer[] = [];
   #iceTimer?: ReturnType<typeof setTimeout>;
   #online = false;
   #left = false;
   #done: ((error?: Error) => void) | null;
-  // Links by the remote's current signaling id, and by its stable id once
-  // its hello arrived (those are the room's peers).
+  // Every link; links by the remote's signaling id (where its signals go);
+  // open links by the remote's id, one per peer (the room's peers).
+  #all = new Set<Link>();
   #links = new Map<string, Link>();
   #peers = new Map<string, Link>();
 
@@ -126,7 +109,8 @@ export class Room extends EventTarget {
    *
    * @param options Session, signaling URL, connection settings.
    * @param done Called once: on the first join, or with the reason it failed.
-   * @throws {TypeError} When `options.session` is not a valid session.
+   * @throws {TypeError} When `options.session` is not a valid session, or
+   * `options.maxMessageBytes` not a positive number.
    */
   constructor(
     options: JoinOptions = {},
@@ -137,25 +121,41 @@ export class Room extends EventTarget {
     if (!SESSION.test(session)) {
       throw new TypeError(`Cannot join: invalid session "${session}"`);
     }
+    const max = this.#max = options.maxMessageBytes ?? 1 << 24;
+    if (!(max > 0)) {
+      throw new TypeError(`Cannot join: invalid maxMessageBytes ${max}`);
+    }
     this.#session = session;
     this.#rtc = options.rtc ?? {};
     this.#done = done;
-    this.#signaling = new Signaling(
-      options.url ?? defaultUrl(),
-      session,
-      (frame) => this.#frame(frame),
-      (code) => {
-        this.#setOnline(false);
-        // Before the first join a closed socket is an answer, not a blip.
-        this.#fail(`the signaling socket closed (${code})`);
-      },
-    );
+    // One certificate for the room's life: the peer's id is its fingerprint,
+    // which DTLS proves on every link and which survives rejoins.
+    RTCPeerConnection.generateCertificate(
+      { name: "ECDSA", namedCurve: "P-256" } as EcKeyGenParams,
+    ).then((cert) => {
+      this.#cert = cert;
+      this.#id = idOf(
+        cert.getFingerprints().find((f) => f.algorithm === "sha-256")!.value!,
+      );
+      if (this.#left) return;
+      this.#signaling = new Signaling(
+        options.url ?? defaultUrl(),
+        session,
+        (frame) => this.#frame(frame),
+        (code) => {
+          this.#setOnline(false);
+          // Before the first join a closed socket is an answer, not a blip.
+          this.#fail(`the signaling socket closed (${code})`);
+        },
+      );
+    }, (error) => this.#fail(`no certificate (${error})`));
     globalThis.addEventListener?.("pagehide", () => this.leave());
   }
 
   /**
-   * This peer's id: the one the broker gave on the first join. It stays the
-   * same across rejoins, although the broker's id for it changes.
+   * This peer's id, taken from the room's certificate: every peer checks it
+   * (DTLS), and it stays the same across rejoins, although the broker's id
+   * for this peer changes.
    */
   get peerId(): string {
     return this.#id;
@@ -199,6 +199,7 @@ export class Room extends EventTarget {
    * @param options `to`: one peer's id.
    * @throws {TypeError} When `data` is of another type.
    * @throws {Error} When the room was left or `to` is not an open peer.
+   * @throws {RangeError} When `data` is larger than `maxMessageBytes`.
    */
   send(
     data: string | ArrayBuffer | ArrayBufferView,
@@ -220,6 +221,11 @@ export class Room extends EventTarget {
         "Cannot send: data must be a string, an ArrayBuffer or a typed array",
       );
     }
+    if (bytes.length > this.#max) {
+      throw new RangeError(
+        `Cannot send: ${bytes.length} bytes is more than maxMessageBytes`,
+      );
+    }
     const { to } = options;
     const links = to === undefined
       ? this.#peers.values()
@@ -235,10 +241,8 @@ export class Room extends EventTarget {
     if (this.#left) return;
     this.#left = true;
     clearTimeout(this.#iceTimer);
-    this.#signaling.close();
-    for (const link of [...this.#links.values(), ...this.#peers.values()]) {
-      link.close();
-    }
+    this.#signaling?.close();
+    for (const link of this.#all) link.close();
     this.#fail("the room was left");
   }
 
@@ -263,14 +267,11 @@ export class Room extends EventTarget {
     switch (frame.type) {
       case "joined": {
         this.#sid = frame.peerId!;
-        this.#id ||= this.#sid;
         this.#setIce(frame.iceServers);
         // A rejoin: links still negotiating were addressed to old ids and
-        // are dropped; open ones stay, and learn this peer's new id.
-        for (const link of this.#links.values()) {
-          if (!link.open) link.close();
-        }
-        for (const link of this.#peers.values()) this.#hello(link);
+        // are dropped; open ones stay, and one whose ICE restart was begun
+        // while the broker was away restarts again.
+        for (const link of this.#all) link.open ? link.resume() : link.close();
         for (const sid of frame.peers ?? []) this.#meet(sid);
         this.#done?.();
         this.#done = null;
@@ -288,11 +289,21 @@ export class Room extends EventTarget {
         break;
       }
       case "signal": {
+        const { from, data } = frame;
+        let link = this.#links.get(from!);
+        // A description of a link's own connection from a new signaling id:
+        // the peer rejoined, and only it (or the broker) knows that
+        // connection's session id. Its signals go there from now on.
+        const signed = signature(data?.sdp?.sdp);
+        const owner = [...this.#all].find((l) => signed && l.remote === signed);
+        if (owner && owner !== link) {
+          this.#key(owner, from!);
+          owner.resume();
+          link = owner;
+        }
         // Only an offer starts a link: anything else from an unknown id is
         // left over from a link that is gone.
-        const { from, data } = frame;
-        const link = this.#links.get(from!) ??
-          (data?.sdp?.type === "offer" ? this.#link(from!) : null);
+        link ??= data?.sdp?.type === "offer" ? this.#link(from!) : undefined;
         link?.signal(data!);
         break;
       }
@@ -320,19 +331,30 @@ export class Room extends EventTarget {
       link = new Link(
         {
           signal: (link, data) =>
-            this.#signaling.send({ type: "signal", to: link.sid, data }),
+            this.#signaling?.send({ type: "signal", to: link.sid, data }),
           config: () => ({
             ...this.#rtc,
+            certificates: [this.#cert!],
             iceServers: [...this.#rtc.iceServers ?? [], ...this.#ice],
           }),
-          opened: (link) => this.#hello(link),
+          max: this.#max,
+          opened: (link) => {
+            link.send(
+              CONTROL | LAST,
+              encoder.encode(JSON.stringify({ id: this.#id, sid: this.#sid })),
+            );
+            this.#admit(link);
+          },
           received: (link, flags, bytes) => this.#received(link, flags, bytes),
-          changed: (link) => link.id && this.#emit("connectionchange", link.id),
+          changed: (link) =>
+            this.#peers.get(link.id) === link &&
+            this.#emit("connectionchange", link.id),
           closed: (link) => {
+            this.#all.delete(link);
             if (this.#links.get(link.sid) === link) {
               this.#links.delete(link.sid);
             }
-            if (link.id && this.#peers.get(link.id) === link) {
+            if (this.#peers.get(link.id) === link) {
               this.#peers.delete(link.id);
               this.#emit("peerleave", link.id);
             }
@@ -341,31 +363,51 @@ export class Room extends EventTarget {
         sid,
         this.#sid < sid,
       );
+      this.#all.add(link);
       this.#links.set(sid, link);
     }
     return link;
   }
 
-  #hello(link: Link): void {
-    link.send(
-      CONTROL | LAST,
-      encoder.encode(JSON.stringify({ id: this.#id, sid: this.#sid })),
-    );
+  // Signals from `sid` go to `link` from now on.
+  #key(link: Link, sid: string): void {
+    if (this.#links.get(link.sid) === link) this.#links.delete(link.sid);
+    link.sid = sid;
+    this.#links.set(sid, link);
   }
 
+  // The first open link to a peer is the peer's; a second one (made across
+  // a broker restart, before either end knew the other's new id) waits for
+  // the hello.
+  #admit(link: Link): void {
+    if (this.#peers.has(link.id)) return;
+    this.#peers.set(link.id, link);
+    this.#emit("peerjoin", link.id);
+    this.#emit("connectionchange", link.id);
+  }
+
+  // The hello repeats the id DTLS proved and gives the sender's signaling
+  // id. A link whose hello lies is closed; a hello acts on no other link but
+  // the first one of the same peer (the same certificate): a second link
+  // whose hello confirms the id its signals came from tells where that peer
+  // is now, and is closed, both ends keeping their first.
   #received(link: Link, flags: number, bytes: Uint8Array<ArrayBuffer>): void {
+    const first = this.#peers.get(link.id);
     if (flags & CONTROL) {
-      let hello: { id?: unknown; sid?: unknown };
+      let hello;
       try {
         hello = JSON.parse(decoder.decode(bytes));
-      } catch {
-        return;
+      } catch { /* a lie like any other */ }
+      if (hello?.id !== link.id) link.close();
+      else if (!first) this.#admit(link);
+      else if (first !== link) {
+        if (hello.sid === link.sid) {
+          this.#key(first, link.sid);
+          first.resume();
+        }
+        link.close();
       }
-      const { id, sid } = hello;
-      if (typeof id === "string" && typeof sid === "string" && ID.test(id)) {
-        this.#identify(link, id, sid);
-      }
-    } else if (link.id && this.#peers.get(link.id) === link) {
+    } else if (first === link) {
       this.#emit(
         "message",
         link.id,
@@ -374,28 +416,9 @@ export class Room extends EventTarget {
     }
   }
 
-  // A hello says which peer is at the other end of `link` and its current
-  // signaling id. Across a broker restart one peer may briefly have two
-  // links: both ends keep the one that was theirs first and close the other.
-  #identify(link: Link, id: string, sid: string): void {
-    const keep = this.#peers.get(id) ?? link;
-    if (keep !== link) link.close();
-    const other = this.#links.get(sid);
-    if (other && other !== keep) other.close();
-    if (this.#links.get(keep.sid) === keep) this.#links.delete(keep.sid);
-    keep.sid = sid;
-    this.#links.set(sid, keep);
-    if (!keep.id) {
-      keep.id = id;
-      this.#peers.set(id, keep);
-      this.#emit("peerjoin", id);
-      this.#emit("connectionchange", id);
-    }
-  }
-
   #setIce(servers: RTCIceServer[] | undefined): void {
     this.#ice = Array.isArray(servers) ? servers : [];
-    for (const link of this.#links.values()) {
+    for (const link of this.#all) {
       try {
         link.pc.setConfiguration({
           ...link.pc.getConfiguration(),
@@ -415,7 +438,7 @@ export class Room extends EventTarget {
     ) - Date.now();
     if (left > 0 && left < Infinity) {
       this.#iceTimer = setTimeout(
-        () => this.#signaling.send({ type: "ice" }),
+        () => this.#signaling?.send({ type: "ice" }),
         Math.max(1000, left * 0.8),
       );
     }

@@ -1,7 +1,8 @@
 // The browser client (src/client/): its size, its signaling side against a
-// real broker (Deno has WebSocket; a lone peer makes no RTCPeerConnection),
-// and the whole of it in real Chromium (_client_journey.ts, in a child
-// process inside a network namespace when it can).
+// real broker (Deno has WebSocket; a lone peer makes no RTCPeerConnection,
+// only the room's certificate, stubbed here), and the whole of it in real
+// Chromium (client_journey.ts, in a child process inside a network
+// namespace when it can).
 import assert from "node:assert/strict";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { joinRoom, type Room } from "../../src/client/mod.ts";
@@ -34,6 +35,23 @@ Deno.test("client bundle: at most 5 KB minified and gzipped", async () => {
   );
   // The public surface survives bundling.
   assert.match(new TextDecoder().decode(code), /export\{/);
+});
+
+// Deno has no WebRTC: the room's certificate, with the fingerprint
+// 00:01:…:1F (so the peer's id is ALPHABET[0..15]).
+Object.assign(globalThis, {
+  RTCPeerConnection: {
+    generateCertificate: () =>
+      Promise.resolve({
+        getFingerprints: () => [{
+          algorithm: "sha-256",
+          value: Array.from(
+            { length: 32 },
+            (_, i) => i.toString(16).padStart(2, "0"),
+          ).join(":"),
+        }],
+      }),
+  },
 });
 
 /**
@@ -83,8 +101,13 @@ async function until(check: () => boolean, what: string): Promise<void> {
 Deno.test("joinRoom() joins the session and reports it", async () => {
   using sockets = recordSockets();
   await using broker = await startServer();
-  const room = await joinRoom({ url: broker.wsUrl, session: "unit-join" });
-  assert.match(room.peerId, /^[A-Za-z0-9]{16}$/);
+  const room = await joinRoom({
+    url: broker.wsUrl,
+    session: "unit-join",
+    maxMessageBytes: 4,
+  });
+  // The id comes from the certificate's fingerprint, not from the broker.
+  assert.equal(room.peerId, "ABCDEFGHIJKLMNOP");
   assert.equal(room.session, "unit-join");
   assert.equal(room.online, true);
   assert.deepEqual(room.peers, []);
@@ -105,7 +128,11 @@ Deno.test("joinRoom() joins the session and reports it", async () => {
     () => room.send("hi", { to: "nobody" }),
     new Error('Cannot send: no open channel to "nobody"'),
   );
-  room.send("to nobody yet"); // no peers: nothing to do
+  assert.throws(
+    () => room.send("12345"),
+    new RangeError("Cannot send: 5 bytes is more than maxMessageBytes"),
+  );
+  room.send("1234"); // no peers: nothing to do
   const offline = once(room, "onlinechange");
   room.leave();
   await offline;
@@ -121,6 +148,15 @@ Deno.test("joinRoom() rejects a session the broker would refuse", async () => {
   await assert.rejects(
     () => joinRoom({ url: "ws://127.0.0.1:1/signal", session: "bad session" }),
     new TypeError('Cannot join: invalid session "bad session"'),
+  );
+  await assert.rejects(
+    () =>
+      joinRoom({
+        url: "ws://127.0.0.1:1/signal",
+        session: "ok",
+        maxMessageBytes: 0,
+      }),
+    new TypeError("Cannot join: invalid maxMessageBytes 0"),
   );
 });
 
@@ -211,7 +247,7 @@ Deno.test("Room asks for fresh ICE servers before its TURN credentials expire", 
 const JOURNEY =
   new URL("../support/client_journey.ts", import.meta.url).pathname;
 // ICE runs on this address of a veth pair made in the namespace; the ICE
-// restart step removes it and puts it back.
+// restart steps remove it and put it back.
 const CUT = "pb0/10.77.0.1/24";
 const VETH = "ip link add pb0 type veth peer name pb1 && " +
   "ip addr add 10.77.0.1/24 dev pb0 && ip link set pb0 up && ip link set pb1 up";
@@ -219,7 +255,8 @@ const VETH = "ip link add pb0 type veth peer name pb1 && " +
 chromiumNotice("the browser client test");
 
 Deno.test({
-  name: "client in Chromium: mesh, 5 MB, ICE restart, broker restart, glare",
+  name:
+    "client in Chromium: mesh, 5 MB, ICE restart, broker restart, ICE restart without a broker, glare",
   ignore: !hasChromium && !inCi,
   async fn() {
     assert.ok(
@@ -234,14 +271,17 @@ Deno.test({
     const cut = result.setup?.includes("veth") ?? false;
     if (!cut) {
       console.error(
-        "note: no network namespace with a veth pair: the ICE restart step is skipped",
+        "note: no network namespace with a veth pair: the ICE restart steps are skipped",
       );
     }
     assert.equal(result.code, 0, result.output);
     for (const step of ["mesh", "5 MB", "broker restart", "glare"]) {
       assert.match(result.output, new RegExp(`^${step} ok$`, "m"));
     }
-    if (cut) assert.match(result.output, /^ICE restart ok$/m);
+    if (cut) {
+      assert.match(result.output, /^ICE restart ok$/m);
+      assert.match(result.output, /^ICE restart while the broker is down ok$/m);
+    }
     assert.match(result.output, /client journey ok/);
   },
 });

@@ -3,252 +3,68 @@
 // signed test pod served by a real broker, then driven in several browser
 // contexts: a three-peer mesh with text and binary both ways, a 5 MB
 // message, an ICE restart after the network went away, a broker restart
-// that open channels survive and a newcomer after it, and glare.
+// that open channels survive and a newcomer after it, an ICE restart begun
+// while the broker is down, and glare.
 // Exits non-zero with the failed assertion; prints "client journey ok".
 // Usage: deno run -A tests/support/client_journey.ts [--cut DEV/ADDR]
-//   --cut: ICE runs on ADDR (on device DEV) only, and the ICE restart step
-//   removes and restores that address; without it the step is skipped.
+//   --cut: ICE runs on ADDR (on device DEV) only, and the ICE restart steps
+//   remove and restore that address; without it they are skipped.
 import assert from "node:assert/strict";
-import { type Browser, chromium, type Page } from "playwright-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
-import { MemoryRegistry } from "../../src/registries/memory.ts";
-import type { SignalServer } from "../../src/config/types.ts";
-import type { JoinOptions, Room } from "../../src/client/mod.ts";
-import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { bundleClient } from "./client_bundle.ts";
+import type { Browser } from "playwright-core";
+import {
+  binary,
+  events,
+  ip,
+  open,
+  type Peer,
+  peersOf,
+  podBroker,
+  problems,
+  text,
+  ufrags,
+  WAIT,
+  waitMeshed,
+  waitRestarted,
+  type Win,
+  withChromium,
+} from "./client_pages.ts";
 
-const WAIT = { timeout: 20_000, polling: 100 };
 const cutIndex = Deno.args.indexOf("--cut");
 const cutArg = cutIndex >= 0 ? Deno.args[cutIndex + 1]! : null;
 const cut = cutArg === null ? null : [
   cutArg.slice(0, cutArg.indexOf("/")),
   cutArg.slice(cutArg.indexOf("/") + 1),
-];
-
-// The page's test hooks: events and messages as they arrive, and a wrapper
-// around WebSocket.send that counts offers and can hold them back, so that
-// two peers' offers cross (glare) and candidates outrun their offer.
-const HARNESS = `
-const T = window.T = { events: [], texts: [], bins: [], offers: [], held: [], hold: false };
-const PC = RTCPeerConnection;
-T.pcs = [];
-window.RTCPeerConnection = class extends PC { constructor(c) { super(c); T.pcs.push(this); } };
-const wsSend = WebSocket.prototype.send;
-WebSocket.prototype.send = function (text) {
-  const m = JSON.parse(text);
-  if (m.type === "signal" && m.data.sdp && m.data.sdp.type === "offer") {
-    T.offers.push(m.to);
-    if (T.hold) { T.held.push([this, text]); return; }
-  }
-  return wsSend.call(this, text);
-};
-T.release = () => { T.hold = false; for (const [ws, text] of T.held.splice(0)) wsSend.call(ws, text); };
-const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
-T.digest = async (bytes) => hex(await crypto.subtle.digest("SHA-256", bytes));
-T.join = async (options) => {
-  const room = T.room = await PodClient.joinRoom(options);
-  for (const type of ["peerjoin", "peerleave", "connectionchange", "onlinechange"]) {
-    room.addEventListener(type, (e) => T.events.push([type, e.peerId,
-      type === "connectionchange" ? room.connection(e.peerId).state : room.online]));
-  }
-  room.addEventListener("message", async (e) => {
-    if (typeof e.data === "string") T.texts.push([e.peerId, e.data]);
-    else T.bins.push([e.peerId, e.data.byteLength, await T.digest(e.data)]);
-  });
-  return room.peerId;
-};
-`;
-
-/** The page's hooks, as HARNESS defines them. */
-interface Hooks {
-  room: Room;
-  events: [string, string, unknown][];
-  texts: [string, string][];
-  bins: [string, number, string][];
-  offers: string[];
-  pcs: RTCPeerConnection[];
-  held: unknown[];
-  hold: boolean;
-  release(): void;
-  digest(bytes: BufferSource): Promise<string>;
-  join(options?: JoinOptions): Promise<string>;
-}
-type Win = { T: Hooks };
-
-/** CSP violations and uncaught errors of every page. */
-const problems: string[] = [];
-
-interface Peer {
-  page: Page;
-  id: string;
-}
-
-async function open(
-  browser: Browser,
-  url: string,
-): Promise<Peer> {
-  const context = await browser.newContext();
-  // Without a media permission Chromium hides host candidates behind mDNS.
-  await context.grantPermissions(["camera", "microphone"]);
-  const page = await context.newPage();
-  page.on("console", (message) => {
-    if (/Content Security Policy|Refused to/i.test(message.text())) {
-      problems.push(message.text());
-    }
-  });
-  page.on("pageerror", (error) => problems.push(error.message));
-  await page.goto(url);
-  const id = await page.evaluate(() => (globalThis as unknown as Win).T.join());
-  assert.match(id, /^[A-Za-z0-9]{16}$/);
-  return { page, id };
-}
-
-function peersOf(peer: Peer): Promise<string[]> {
-  return peer.page.evaluate(() =>
-    (globalThis as unknown as Win).T.room.peers.sort()
-  );
-}
-
-async function waitMeshed(peers: Peer[], timeout = WAIT.timeout) {
-  for (const peer of peers) {
-    const others = peers.filter((other) => other !== peer).map((p) => p.id);
-    await peer.page.waitForFunction(
-      (ids) => {
-        const room = (globalThis as unknown as Win).T.room;
-        return ids.every((id: string) =>
-          room.peers.includes(id) &&
-          room.connection(id).state === "connected"
-        );
-      },
-      others,
-      { timeout, polling: 100 },
-    ).catch(async (error) => {
-      const state = await Promise.all(peers.map((p) =>
-        p.page.evaluate(() => {
-          const T = (globalThis as unknown as Win).T;
-          return JSON.stringify({
-            id: T.room.peerId,
-            peers: T.room.peers,
-            events: T.events.slice(-8),
-            offers: T.offers,
-            pcs: T.pcs.map((pc) =>
-              [
-                pc.signalingState,
-                pc.connectionState,
-                pc.iceConnectionState,
-                pc.iceGatheringState,
-                pc.localDescription?.type,
-                pc.remoteDescription?.type,
-              ].join()
-            ),
-          });
-        })
-      ));
-      throw new Error(`${error.message}\n${state.join("\n")}`);
-    });
-    assert.deepEqual(await peersOf(peer), others.sort());
-  }
-}
-
-/** Sends text from `from` (to `to` only, or to all) and waits for it. */
-async function text(from: Peer, message: string, receivers: Peer[], to?: Peer) {
-  await from.page.evaluate(
-    ([message, to]) =>
-      (globalThis as unknown as Win).T.room.send(message, { to }),
-    [message, to?.id] as const,
-  );
-  for (const receiver of receivers) {
-    await receiver.page.waitForFunction(
-      ([from, message]) =>
-        (globalThis as unknown as Win).T.texts.some((t: string[]) =>
-          t[0] === from && t[1] === message
-        ),
-      [from.id, message],
-      WAIT,
-    );
-  }
-}
+] as const;
 
 /**
- * Sends `size` random bytes (as `kind`) from `from` and waits until every
- * receiver has them with the same SHA-256.
+ * Removes the address ICE runs on until `a` sees its connection to `b`
+ * fail, then puts it back.
  */
-async function binary(
-  from: Peer,
-  size: number,
-  kind: "ArrayBuffer" | "Uint8Array" | "Float64Array",
-  receivers: Peer[],
-  to?: Peer,
+async function cutNetwork(
+  [dev, addr]: readonly [string, string],
+  a: Peer,
+  b: Peer,
 ): Promise<void> {
-  const digest = await from.page.evaluate(
-    async ([size, kind, to]) => {
-      const bytes = new Uint8Array(size);
-      for (let at = 0; at < size; at += 65_536) {
-        crypto.getRandomValues(bytes.subarray(at, at + 65_536));
-      }
-      const T = (globalThis as unknown as Win).T;
-      const data = kind === "ArrayBuffer"
-        ? bytes.buffer
-        : kind === "Uint8Array"
-        ? bytes
-        : new Float64Array(bytes.buffer);
-      T.room.send(data, { to });
-      return await T.digest(bytes);
-    },
-    [size, kind, to?.id] as const,
-  );
-  for (const receiver of receivers) {
-    await receiver.page.waitForFunction(
-      ([from, size, digest]) =>
-        (globalThis as unknown as Win).T.bins.some((b: unknown[]) =>
-          b[0] === from && b[1] === size && b[2] === digest
+  const seen = (await events(a)).length;
+  await ip(`addr del ${addr} dev ${dev}`);
+  try {
+    await a.page.waitForFunction(
+      ([id, seen]) =>
+        (globalThis as unknown as Win).T.events.slice(seen).some((e) =>
+          e[0] === "connectionchange" && e[1] === id && e[2] === "failed"
         ),
-      [from.id, size, digest] as const,
-      WAIT,
+      [b.id, seen] as const,
+      { timeout: 45_000, polling: 100 },
     );
+  } finally {
+    await ip(`addr add ${addr} dev ${dev}`);
   }
-}
-
-function events(peer: Peer): Promise<[string, string, unknown][]> {
-  return peer.page.evaluate(() => (globalThis as unknown as Win).T.events);
-}
-
-async function ip(args: string): Promise<void> {
-  const { code, stderr } = await new Deno.Command("ip", {
-    args: args.split(" "),
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
 }
 
 async function journey(browser: Browser): Promise<void> {
-  const registry = new MemoryRegistry();
-  const start = (port: number) =>
-    createSignalServer({
-      registry,
-      port,
-      hostname: "127.0.0.1",
-      logger: silentLogger,
-      accessLog: "off",
-    });
-  let server: SignalServer = await start(0);
-  const port = server.port;
+  const broker = await podBroker();
+  const { url } = broker;
   try {
-    const html = `<!doctype html><meta charset="utf-8"><title>client</title>` +
-      `<script>${await bundleClient(
-        "iife",
-      )}</script><script>${HARNESS}</script>`;
-    const pod = await signPod(html, (await generateKeyPair()).seed);
-    const uploaded = await fetch(`http://127.0.0.1:${port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html" },
-      body: pod as BodyInit,
-    });
-    assert.equal(uploaded.status, 201);
-    const { url } = await uploaded.json();
-
     // Three peers mesh (the session is the URL fragment); text and binary
     // go both ways, to all and to one.
     const mesh = `${url}#mesh-${crypto.randomUUID().slice(0, 8)}`;
@@ -283,48 +99,29 @@ async function journey(browser: Browser): Promise<void> {
     console.log("5 MB ok");
 
     if (cut) {
-      // The network goes away: every connection fails and restarts ICE;
-      // when it is back, the same links connect again.
-      const [dev, addr] = cut;
-      const offersBefore = await a.page.evaluate(() =>
-        (globalThis as unknown as Win).T.offers.length
-      );
-      await ip(`addr del ${addr} dev ${dev}`);
-      try {
-        await a.page.waitForFunction(
-          (id) =>
-            (globalThis as unknown as Win).T.events.some((e) =>
-              e[0] === "connectionchange" && e[1] === id && e[2] === "failed"
-            ),
-          b.id,
-          { timeout: 45_000, polling: 100 },
-        );
-      } finally {
-        await ip(`addr add ${addr} dev ${dev}`);
-      }
-      await waitMeshed([a, b, c], 45_000);
+      // The network goes away: A's connection to B fails and restarts ICE;
+      // when the network is back, the same link connects again, with new
+      // ICE credentials at both ends (whichever end's offer went first).
+      const before = await ufrags(a);
+      await cutNetwork(cut, a, b);
+      await waitRestarted(a, b, before, true, 45_000);
+      await waitMeshed([a, b, c]);
       const log = await events(a);
       const states = log.filter((e) =>
         e[0] === "connectionchange" && e[1] === b.id
-      )
-        .map((e) => e[2]);
+      ).map((e) => e[2]);
       assert.ok(
         states.lastIndexOf("failed") < states.lastIndexOf("connected"),
         states.join(),
       );
       assert.ok(!log.some((e) => e[0] === "peerleave"), "no peer left");
-      // Both ends restart; at least one restart offer went from A to B.
-      const offers: string[] = await a.page.evaluate(() =>
-        (globalThis as unknown as Win).T.offers
-      );
-      assert.ok(offers.slice(offersBefore).includes(b.id), offers.join());
       await text(a, "after the ICE restart", [b, c]);
       await text(b, "back, B", [a]);
       console.log("ICE restart ok");
-    } else console.error("note: no --cut: the ICE restart step is skipped");
+    } else console.error("note: no --cut: the ICE restart steps are skipped");
 
     // The broker goes away: open channels keep working.
-    await server.close();
+    await broker.stop();
     for (const peer of [a, b, c]) {
       await peer.page.waitForFunction(
         () => !(globalThis as unknown as Win).T.room.online,
@@ -336,7 +133,7 @@ async function journey(browser: Browser): Promise<void> {
     await binary(b, 70_000, "Uint8Array", [a, c]);
     // It comes back on the same port: everyone rejoins under a new
     // signaling id, keeps its id and its links, and a newcomer finds them.
-    server = await start(port);
+    await broker.start();
     for (const peer of [a, b, c]) {
       await peer.page.waitForFunction(
         () => (globalThis as unknown as Win).T.room.online,
@@ -359,10 +156,38 @@ async function journey(browser: Browser): Promise<void> {
       const left = (await events(peer)).filter((e) => e[0] === "peerleave");
       assert.deepEqual(left, [], "no channel closed through the restart");
     }
-    const health = await (await fetch(`http://127.0.0.1:${port}/health`))
+    const health = await (await fetch(`http://127.0.0.1:${broker.port}/health`))
       .json();
     assert.equal(health.peers, 4);
     console.log("broker restart ok");
+
+    if (cut) {
+      // The broker goes away, then the network: A's connection to B fails
+      // and no restart offer can be sent. The network comes back, then the
+      // broker: each peer rejoins under a new signaling id, finds where the
+      // others are now, and negotiates again (ICE may have come back by
+      // itself meanwhile); the same links connect, their offers answered.
+      await broker.stop();
+      for (const peer of [a, b, c, d]) {
+        await peer.page.waitForFunction(
+          () => !(globalThis as unknown as Win).T.room.online,
+          null,
+          WAIT,
+        );
+      }
+      const before = await ufrags(a);
+      await cutNetwork(cut, a, b);
+      await broker.start();
+      await waitRestarted(a, b, before, false, 45_000);
+      await waitMeshed([a, b, c, d]);
+      for (const peer of [a, b, c, d]) {
+        const left = (await events(peer)).filter((e) => e[0] === "peerleave");
+        assert.deepEqual(left, [], "no channel closed through the restart");
+      }
+      await text(a, "restarted without a broker, A", [b, c, d]);
+      await text(d, "back, D", [a], a);
+      console.log("ICE restart while the broker is down ok");
+    }
 
     // Glare: two connected peers both restart ICE, and their offers are
     // held until both have made one, so they cross (and each one's
@@ -372,7 +197,7 @@ async function journey(browser: Browser): Promise<void> {
     const e = await open(browser, session);
     const f = await open(browser, session);
     await waitMeshed([e, f]);
-    const ufrags = (peer: Peer) =>
+    const pcState = (peer: Peer) =>
       peer.page.evaluate(() => {
         const pc = (globalThis as unknown as Win).T.pcs[0]!;
         const ufrag = (sdp = "") => /a=ice-ufrag:(\S+)/.exec(sdp)?.[1];
@@ -382,7 +207,7 @@ async function journey(browser: Browser): Promise<void> {
           ufrag(pc.remoteDescription?.sdp),
         ];
       });
-    const before = await Promise.all([e, f].map(ufrags));
+    const before = await Promise.all([e, f].map(pcState));
     await Promise.all([e, f].map((peer) =>
       peer.page.evaluate(() => {
         const T = (globalThis as unknown as Win).T;
@@ -415,13 +240,15 @@ async function journey(browser: Browser): Promise<void> {
         WAIT,
       );
     }
-    // The higher id made the first offer; then both made a restart offer.
-    for (const [me, other] of [[e, f], [f, e]] as const) {
-      assert.deepEqual(
-        await me.page.evaluate(() => (globalThis as unknown as Win).T.offers),
-        me.id > other.id ? [other.id, other.id] : [other.id],
-      );
-    }
+    // One end (the higher signaling id) made the first offer; then both
+    // made a restart offer, each to the other's one signaling id.
+    const offers = await Promise.all(
+      [e, f].map((peer) =>
+        peer.page.evaluate(() => (globalThis as unknown as Win).T.offers)
+      ),
+    );
+    assert.deepEqual(offers.map((list) => list.length).sort(), [1, 2]);
+    assert.ok(offers.every((list) => new Set(list).size === 1), `${offers}`);
     await waitMeshed([e, f]);
     await text(e, "glare, E", [f]);
     await text(f, "glare, F", [e]);
@@ -442,22 +269,9 @@ async function journey(browser: Browser): Promise<void> {
 
     assert.deepEqual(problems, [], "no CSP violation or page error");
   } finally {
-    await server.close();
+    await broker.stop();
   }
 }
 
-const flags = cut
-  ? CHROMIUM_FLAGS.filter((flag) =>
-    flag !== "--allow-loopback-in-peer-connection"
-  )
-  : CHROMIUM_FLAGS;
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: flags,
-});
-try {
-  await journey(browser);
-  console.log("client journey ok");
-} finally {
-  await browser.close();
-}
+await withChromium(!cut, journey);
+console.log("client journey ok");

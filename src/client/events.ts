@@ -1,0 +1,44 @@
+/**
+ * What a room tells: its events, and a peer's connection.
+ *
+ * @module
+ */
+
+import type { Route } from "./negotiation.ts";
+
+/** A peer's connection: its state and whether it is direct or relayed. */
+export interface ConnectionInfo {
+  /** The `RTCPeerConnection`'s state (`closed` for an unknown peer). */
+  state: RTCPeerConnectionState;
+  /** The selected candidate pair's route; null until known. */
+  route: Route;
+}
+
+/** Events a room dispatches. */
+export type RoomEventType =
+  | "peerjoin"
+  | "peerleave"
+  | "message"
+  | "connectionchange"
+  | "onlinechange";
+
+/** What a room dispatches: the peer it is about and, for `message`, the data. */
+export class RoomEvent extends Event {
+  /** The peer (empty for `onlinechange`). */
+  readonly peerId: string;
+  /** The message: a string, or an ArrayBuffer for binary data. */
+  readonly data: string | ArrayBuffer | undefined;
+
+  /**
+   * Makes an event.
+   *
+   * @param type The event type.
+   * @param peerId The peer.
+   * @param data The message, for `message`.
+   */
+  constructor(type: RoomEventType, peerId = "", data?: string | ArrayBuffer) {
+    super(type);
+    this.peerId = peerId;
+    this.data = data;
+  }
+}

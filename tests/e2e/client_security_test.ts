@@ -1,0 +1,53 @@
+// The browser client against hostile peers (issue 19 items 1 and 3), in
+// real Chromium: tests/support/client_hostile_journey.ts, in a child process
+// inside a network namespace when it can.
+import assert from "node:assert/strict";
+import {
+  CHROMIUM,
+  chromiumNotice,
+  hasChromium,
+  inCi,
+  runJourney,
+} from "../support/browser.ts";
+
+const JOURNEY = new URL(
+  "../support/client_hostile_journey.ts",
+  import.meta.url,
+).pathname;
+
+chromiumNotice("the browser client's security tests");
+
+/** Runs the hostile journey's `item` and checks that each step passed. */
+async function hostile(item: string, steps: string[]): Promise<string> {
+  assert.ok(hasChromium, `${CHROMIUM} is missing: apt-get install -y chromium`);
+  const result = await runJourney(JOURNEY, [item]);
+  assert.equal(result.code, 0, result.output);
+  for (const step of steps) {
+    assert.ok(result.output.includes(`${step} ok\n`), result.output);
+  }
+  assert.match(result.output, /^hostile journey ok$/m);
+  return result.output;
+}
+
+Deno.test({
+  name:
+    "security 1: no member can take another's id or cut two members apart (client, Chromium)",
+  ignore: !hasChromium && !inCi,
+  async fn() {
+    await hostile("ids", [
+      "A: cut X's link to V",
+      "B: impersonate a newcomer",
+      "C: take the id of a peer that left",
+    ]);
+  },
+});
+
+Deno.test({
+  name:
+    "security 3: a peer's endless message closes its link, the victim's memory stays bounded (client, Chromium)",
+  ignore: !hasChromium && !inCi,
+  async fn() {
+    const output = await hostile("cap", ["cap"]);
+    console.log(/^victim grew .*$/m.exec(output)?.[0]);
+  },
+});

@@ -1,0 +1,353 @@
+// Hostile peers against the browser client in real Chromium, run by
+// tests/e2e/client_security_test.ts (inside a network namespace when it
+// can). A hostile page does not use the client: it speaks the client's wire
+// format itself (the broker's signaling, one data channel negotiated as id
+// 0, frames with a header byte, the hello `{id, sid}`) and lies.
+// Usage: deno run -A tests/support/client_hostile_journey.ts ITEM
+//   ITEM "ids" (issue 19 item 1): (A) a member's hello claims another's
+//   signaling id, to cut that member's link; (B) a member claims the id of
+//   a newcomer whose DTLS has not finished; (C) a member claims the id of a
+//   peer that left. Each fails; the honest peers keep talking.
+//   ITEM "cap" (issue 19 item 3): a peer streams chunks that never end a
+//   message; the victim closes the link and its memory stays bounded. A
+//   control message past 1 KiB closes the link too.
+// Prints "<step> ok" per step, then "hostile journey ok"; exits non-zero
+// with the failed assertion.
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import {
+  events,
+  open,
+  type Peer,
+  podBroker,
+  problems,
+  text,
+  WAIT,
+  type Win,
+  withChromium,
+} from "./client_pages.ts";
+
+/**
+ * The hostile peer, as page script: `H.join(session)`, `H.connect(sid)`
+ * (a link to an honest peer, its hello kept in `H.hellos`, none sent),
+ * `H.send(sid, flags, text)` (one frame), `H.flood(sid, bytes)` (chunks
+ * that never end a message, until `bytes` or the channel closes).
+ */
+const HOSTILE = `
+const A62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const H = window.H = { links: new Map(), hellos: {}, joined: [], chain: Promise.resolve() };
+const put = (frame) => H.ws.send(JSON.stringify(frame));
+const describe = (sid, pc) => put({ type: "signal", to: sid,
+  data: { sdp: { type: pc.localDescription.type, sdp: pc.localDescription.sdp } } });
+H.join = async (session) => {
+  H.cert = await RTCPeerConnection.generateCertificate({ name: "ECDSA", namedCurve: "P-256" });
+  // The id an honest client takes from this certificate.
+  H.id = H.cert.getFingerprints()[0].value.split(":").slice(0, 16)
+    .map((hex) => A62[parseInt(hex, 16) % 62]).join("");
+  const url = new URL("/signal", location.href);
+  url.protocol = "ws:";
+  H.ws = new WebSocket(url);
+  await new Promise((resolve) => H.ws.onopen = resolve);
+  put({ type: "join", session });
+  return await new Promise((resolve) => {
+    H.ws.onmessage = ({ data }) => {
+      const m = JSON.parse(data);
+      if (m.type === "joined") { H.sid = m.peerId; H.peers = m.peers; resolve(m.peerId); }
+      if (m.type === "peer-joined") H.joined.push(m.peerId);
+      if (m.type === "signal") H.chain = H.chain.then(() => H.signal(m.from, m.data)).catch(() => {});
+    };
+  });
+};
+H.link = (sid) => {
+  let link = H.links.get(sid);
+  if (link) return link;
+  const pc = new RTCPeerConnection({ certificates: [H.cert] });
+  const dc = pc.createDataChannel("pod", { negotiated: true, id: 0 });
+  dc.binaryType = "arraybuffer";
+  pc.onicecandidate = ({ candidate: c }) => c && put({ type: "signal", to: sid, data: { candidate: {
+    candidate: c.candidate, sdpMid: c.sdpMid, sdpMLineIndex: c.sdpMLineIndex, usernameFragment: c.usernameFragment } } });
+  dc.onmessage = ({ data }) => {
+    const bytes = new Uint8Array(data);
+    if (bytes[0] & 4) H.hellos[sid] = JSON.parse(new TextDecoder().decode(bytes.subarray(1)));
+  };
+  link = { pc, dc, open: new Promise((resolve) => dc.onopen = resolve) };
+  link.closed = new Promise((resolve) => dc.onclose = resolve);
+  H.links.set(sid, link);
+  return link;
+};
+H.signal = async (from, data) => {
+  const { pc } = H.link(from);
+  if (data.sdp) {
+    await pc.setRemoteDescription(data.sdp);
+    if (data.sdp.type === "offer") { await pc.setLocalDescription(); describe(from, pc); }
+  } else if (data.candidate) await pc.addIceCandidate(data.candidate).catch(() => {});
+};
+// The higher signaling id offers, as the client does.
+H.connect = async (sid) => {
+  const link = H.link(sid);
+  if (H.sid > sid) { await link.pc.setLocalDescription(); describe(sid, link.pc); }
+  await link.open;
+  while (!H.hellos[sid]) await new Promise((resolve) => setTimeout(resolve, 20));
+  return H.hellos[sid];
+};
+H.send = (sid, flags, text) => {
+  const bytes = new TextEncoder().encode(text);
+  const frame = new Uint8Array(bytes.length + 1);
+  frame[0] = flags;
+  frame.set(bytes, 1);
+  try { H.links.get(sid).dc.send(frame); } catch { /* closed by the victim */ }
+};
+H.flood = async (sid, bytes) => {
+  const { dc } = H.links.get(sid);
+  const chunk = new Uint8Array(65536); // header 0: not the last chunk
+  let sent = 0;
+  dc.bufferedAmountLowThreshold = 1 << 20;
+  while (sent < bytes && dc.readyState === "open") {
+    if (dc.bufferedAmount > 4 << 20) {
+      await Promise.race([new Promise((resolve) => dc.onbufferedamountlow = resolve), H.links.get(sid).closed]);
+      continue;
+    }
+    dc.send(chunk);
+    sent += chunk.length - 1;
+  }
+  return sent;
+};
+`;
+
+/** Header bits of a frame (see src/client/negotiation.ts). */
+const LAST = 1, TEXT = 2, CONTROL = 4;
+
+type HostileWin = {
+  H: {
+    id: string;
+    sid: string;
+    peers: string[];
+    joined: string[];
+    join(session: string): Promise<string>;
+    connect(sid: string): Promise<{ id: string; sid: string }>;
+    send(sid: string, flags: number, text: string): void;
+    flood(sid: string, bytes: number): Promise<number>;
+  };
+};
+
+/** A hostile page in the session: joined, linked to every honest member. */
+interface Hostile {
+  page: Page;
+  /** Its own signaling id. */
+  sid: string;
+  /** Each honest member's signaling id, by its id (from their hellos). */
+  sids: Map<string, string>;
+}
+
+/** Joins a hostile page and links it to every member not in `others`. */
+async function hostile(
+  browser: Browser,
+  url: string,
+  others: Hostile[] = [],
+): Promise<Hostile> {
+  const { page } = await open(browser, url, false);
+  await page.evaluate(HOSTILE);
+  const session = new URL(url).hash.slice(1);
+  const [sid, peers] = await page.evaluate(async (session) => {
+    const { H } = globalThis as unknown as HostileWin;
+    await H.join(session);
+    return [H.sid, H.peers] as const;
+  }, session);
+  const sids = new Map<string, string>();
+  const skip = others.map((other) => other.sid);
+  for (const sid of peers.filter((sid) => !skip.includes(sid))) {
+    const hello = await page.evaluate(
+      (sid) => (globalThis as unknown as HostileWin).H.connect(sid),
+      sid,
+    );
+    sids.set(hello.id, hello.sid);
+  }
+  return { page, sid, sids };
+}
+
+/** Sends one frame from the hostile page to the member at `sid`. */
+function frame(h: Hostile, sid: string, flags: number, body: string) {
+  return h.page.evaluate(
+    ([sid, flags, body]) =>
+      (globalThis as unknown as HostileWin).H.send(sid, flags, body),
+    [sid, flags, body] as const,
+  );
+}
+
+const hello = (id: string, sid: string) => JSON.stringify({ id, sid });
+
+/** What `peer` has received from `from` so far. */
+async function textsFrom(peer: Peer, from: string): Promise<string[]> {
+  return (await peer.page.evaluate(() =>
+    (globalThis as unknown as Win).T.texts
+  )).filter(([id]) => id === from).map(([, text]) => text);
+}
+
+/**
+ * Waits until each of `peers` has every other one open and connected (the
+ * hostile pages may be peers too).
+ */
+async function waitLinked(peers: Peer[]): Promise<void> {
+  for (const peer of peers) {
+    await peer.page.waitForFunction(
+      (ids) => {
+        const room = (globalThis as unknown as Win).T.room;
+        return ids.every((id) =>
+          room.peers.includes(id) && room.connection(id).state === "connected"
+        );
+      },
+      peers.filter((other) => other !== peer).map((other) => other.id),
+      WAIT,
+    );
+  }
+}
+
+/** Waits until `peer` saw a `type` event about `id` (after `seen` events). */
+async function waitEvent(peer: Peer, type: string, id: string, seen = 0) {
+  await peer.page.waitForFunction(
+    ([type, id, seen]) =>
+      (globalThis as unknown as Win).T.events.slice(seen).some((e) =>
+        e[0] === type && e[1] === id
+      ),
+    [type, id, seen] as const,
+    WAIT,
+  );
+}
+
+async function ids(browser: Browser, url: string): Promise<void> {
+  const mesh = `${url}#ids-${crypto.randomUUID().slice(0, 8)}`;
+  const v = await open(browser, mesh);
+  const x = await open(browser, mesh);
+  await waitLinked([v, x]);
+
+  // (A) M's hello on its own link to V names X's signaling id.
+  const m = await hostile(browser, mesh);
+  await frame(
+    m,
+    m.sids.get(v.id)!,
+    CONTROL | LAST,
+    hello(
+      await m.page.evaluate(() => (globalThis as unknown as HostileWin).H.id),
+      m.sids.get(x.id)!,
+    ),
+  );
+  await text(v, "A: V to X", [x], x);
+  await text(x, "A: X to V", [v], v);
+  assert.ok(
+    !(await events(v)).some((e) => e[0] === "peerleave" && e[1] === x.id),
+  );
+  await waitLinked([v, x]);
+  console.log("A: cut X's link to V ok");
+
+  // (B) A newcomer N whose signals are held (its DTLS with V cannot
+  // finish): M2 claims N's id and signaling id, then speaks as N.
+  const m2 = await hostile(browser, mesh, [m]);
+  const { page } = await open(browser, mesh, false);
+  const n: Peer = {
+    page,
+    id: await page.evaluate(() => {
+      const T = (globalThis as unknown as Win).T;
+      T.holdAll = true;
+      return T.join();
+    }),
+  };
+  const nSid = await m2.page.evaluate(async () => {
+    const { H } = globalThis as unknown as HostileWin;
+    while (!H.joined.length) await new Promise((r) => setTimeout(r, 20));
+    return H.joined[0]!;
+  });
+  const vSid = m2.sids.get(v.id)!;
+  await frame(m2, vSid, CONTROL | LAST, hello(n.id, nSid));
+  await frame(m2, vSid, TEXT | LAST, "B: I am N");
+  await n.page.evaluate(() => (globalThis as unknown as Win).T.release());
+  await waitLinked([v, x, n]);
+  await text(n, "B: the real N", [v, x]);
+  assert.deepEqual(await textsFrom(v, n.id), ["B: the real N"]);
+  await text(v, "B: V to X", [x], x);
+  console.log("B: impersonate a newcomer ok");
+
+  // (C) P meshes, then leaves; M3 claims P's id and speaks as P.
+  const p = await open(browser, mesh);
+  await waitLinked([v, x, n, p]);
+  const seen = (await events(v)).length;
+  await p.page.evaluate(() => (globalThis as unknown as Win).T.room.leave());
+  await waitEvent(v, "peerleave", p.id, seen);
+  const m3 = await hostile(browser, mesh, [m, m2]);
+  const after = (await events(v)).length;
+  await frame(m3, m3.sids.get(v.id)!, CONTROL | LAST, hello(p.id, m3.sid));
+  await frame(m3, m3.sids.get(v.id)!, TEXT | LAST, "C: I am P");
+  // The honest peers keep talking; V never heard "P" again.
+  await text(x, "C: X to V", [v], v);
+  await text(v, "C: V to all", [x, n]);
+  assert.deepEqual(await textsFrom(v, p.id), []);
+  assert.ok(
+    !(await events(v)).slice(after).some((e) =>
+      e[0] === "peerjoin" && e[1] === p.id
+    ),
+  );
+  console.log("C: take the id of a peer that left ok");
+}
+
+/** What the hostile peer tries to make the victim hold. */
+const FLOOD = 64 << 20;
+
+/** The victim's JS heap and ArrayBuffer memory, after a full GC, in MiB. */
+async function memory(peer: Peer): Promise<number> {
+  const cdp = await peer.page.context().newCDPSession(peer.page);
+  await cdp.send("HeapProfiler.collectGarbage");
+  const usage = await cdp.send("Runtime.getHeapUsage") as {
+    usedSize: number;
+    backingStorageSize?: number;
+  };
+  await cdp.detach();
+  return (usage.usedSize + (usage.backingStorageSize ?? 0)) / 2 ** 20;
+}
+
+async function cap(browser: Browser, url: string): Promise<void> {
+  const session = `${url}#cap-${crypto.randomUUID().slice(0, 8)}`;
+  const v = await open(browser, session);
+  const before = await memory(v);
+  const m = await hostile(browser, session);
+  const mId = await m.page.evaluate(() =>
+    (globalThis as unknown as HostileWin).H.id
+  );
+  const sent = await m.page.evaluate(
+    ([sid, bytes]) => (globalThis as unknown as HostileWin).H.flood(sid, bytes),
+    [m.sids.get(v.id)!, FLOOD] as const,
+  );
+  const grown = await memory(v) - before;
+  console.log(
+    `victim grew ${grown.toFixed(1)} MiB for ${
+      (sent / 2 ** 20).toFixed(1)
+    } MiB sent of ${FLOOD / 2 ** 20} MiB`,
+  );
+  // The link closed at the cap (16 MiB), long before the flood ended,
+  // and the victim let go of what it held.
+  assert.ok(sent < FLOOD, `all ${sent} bytes went through`);
+  await waitEvent(v, "peerleave", mId);
+  assert.ok(grown < 8, `the victim grew by ${grown} MiB`);
+  // A control message (a hello) is capped at 1 KiB.
+  const m2 = await hostile(browser, session, [m]);
+  const m2Id = await m2.page.evaluate(() =>
+    (globalThis as unknown as HostileWin).H.id
+  );
+  // A true hello, padded past the cap: without it the link would stay.
+  const padded = { id: m2Id, sid: m2.sid, pad: "x".repeat(1024) };
+  await frame(m2, m2.sids.get(v.id)!, CONTROL | LAST, JSON.stringify(padded));
+  await waitEvent(v, "peerleave", m2Id);
+  console.log("cap ok");
+}
+
+const item = Deno.args[0];
+assert.ok(item === "ids" || item === "cap", "usage: ITEM is ids or cap");
+const broker = await podBroker();
+try {
+  await withChromium(
+    true,
+    (browser) => (item === "ids" ? ids : cap)(browser, broker.url),
+  );
+  assert.deepEqual(problems, [], "no CSP violation or page error");
+} finally {
+  await broker.stop();
+}
+console.log("hostile journey ok");
