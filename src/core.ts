@@ -34,6 +34,33 @@ export type {
   ResolvedSignalingOptions,
   ResolvedTurnOptions,
 } from "./config/options.ts";
+export { TABLE } from "./config/table.ts";
+export type {
+  Kind,
+  KindRow,
+  Kinds,
+  KindValue,
+  Refuse,
+  RefuseText,
+} from "./config/kinds.ts";
+export type { CliFlagSpec, TableRow } from "./config/table.ts";
+export type {
+  Fields,
+  GroupName,
+  GroupRows,
+  InputFields,
+  IsAlways,
+  IsOptional,
+  IsRequired,
+  MemberName,
+  Nullable,
+  OptionRowsOf,
+  OptionsFrom,
+  Resolved,
+  ResolvedFrom,
+  Simplify,
+  ValueOf,
+} from "./config/derive.ts";
 export {
   type IceServer,
   mintTurnCredential,
@@ -46,6 +73,7 @@ export {
   DEFAULT_SANDBOX,
   defaultContentPolicy,
 } from "./serving/pod_headers.ts";
+export type { ScriptHashes } from "./serving/script_hashes.ts";
 export {
   generateKeyPair,
   publicKeyFromSeed,

@@ -30,42 +30,53 @@ export type ValueOf<R> = R extends {
   : R extends { readonly kind: infer K extends OptionKind } ? KindValue<K>
   : never;
 
-type Always<R> = R extends
+/** Whether a row always has a value once resolved (a default, required, or a switch). */
+export type IsAlways<R> = R extends
   | { readonly default: unknown }
   | { readonly required: true }
   | { readonly switch: true } ? true
   : false;
 
-type Optional<R> = Always<R> extends true ? false
+/** Whether a resolved row's member may be absent. */
+export type IsOptional<R> = IsAlways<R> extends true ? false
   : R extends { readonly orNull: true } ? false
   : true;
 
 /** The member name of a row under the prefix `P` ("" or "group."). */
-type Name<R, P extends string> = R extends { readonly key: `${P}${infer N}` }
+export type MemberName<R, P extends string> = R extends
+  { readonly key: `${P}${infer N}` }
   ? N extends `${string}.${string}` ? never : N
   : never;
 
-type Resolved<R> = Always<R> extends true ? ValueOf<R> : ValueOf<R> | null;
+/** The resolved value type of one row (null when it may be unset). */
+export type Resolved<R> = IsAlways<R> extends true ? ValueOf<R>
+  : ValueOf<R> | null;
 
-type Fields<Rows, P extends string> = Simplify<
+/** The resolved members of the rows under the prefix `P`. */
+export type Fields<Rows, P extends string> = Simplify<
   & {
-    [R in Rows as Optional<R> extends true ? never : Name<R, P>]: Resolved<R>;
+    [R in Rows as IsOptional<R> extends true ? never : MemberName<R, P>]:
+      Resolved<R>;
   }
   & {
-    [R in Rows as Optional<R> extends true ? Name<R, P> : never]?: ValueOf<R>;
+    [R in Rows as IsOptional<R> extends true ? MemberName<R, P> : never]?:
+      ValueOf<R>;
   }
 >;
 
-type GroupName<Rows> = Rows extends { readonly key: `${infer G}.${string}` } ? G
+/** The names of the groups (`signaling`, `turn`, ...) among the rows. */
+export type GroupName<Rows> = Rows extends
+  { readonly key: `${infer G}.${string}` } ? G
   : never;
 
-type GroupRows<Rows, G extends string> = Extract<
+/** The rows of group `G`. */
+export type GroupRows<Rows, G extends string> = Extract<
   Rows,
   { readonly key: `${G}.${string}` }
 >;
 
 /** Whether a group is null unless given (it has a required or switch row). */
-type Nullable<Rows> = [
+export type Nullable<Rows> = [
   Extract<Rows, { readonly required: true } | { readonly switch: true }>,
 ] extends [never] ? false
   : true;
@@ -80,12 +91,19 @@ export type ResolvedFrom<Rows> = Simplify<
   }
 >;
 
-type Required<R> = R extends { readonly required: true } ? true : false;
+/** Whether a caller must give the row. */
+export type IsRequired<R> = R extends { readonly required: true } ? true
+  : false;
 
-type InputFields<Rows, P extends string> = Simplify<
-  & { [R in Rows as Required<R> extends true ? Name<R, P> : never]: ValueOf<R> }
+/** The members a caller may pass for the rows under the prefix `P`. */
+export type InputFields<Rows, P extends string> = Simplify<
   & {
-    [R in Rows as Required<R> extends true ? never : Name<R, P>]?: ValueOf<R>;
+    [R in Rows as IsRequired<R> extends true ? MemberName<R, P> : never]:
+      ValueOf<R>;
+  }
+  & {
+    [R in Rows as IsRequired<R> extends true ? never : MemberName<R, P>]?:
+      ValueOf<R>;
   }
 >;
 
