@@ -31,3 +31,30 @@ export function oneLine(message: string): string {
         : `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }
+
+/**
+ * The last non-empty element of a comma-separated header list (with
+ * `X-Forwarded-*`, the one the nearest proxy appended).
+ *
+ * @param header The header's value, or null.
+ * @returns The element, trimmed, or undefined when there is none.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { lastListValue } from "./text.ts";
+ *
+ * assert.equal(lastListValue("evil.example, broker.example"), "broker.example");
+ * assert.equal(lastListValue("a, "), "a");
+ * assert.equal(lastListValue(null), undefined);
+ * ```
+ */
+export function lastListValue(header: string | null): string | undefined {
+  if (header === null) return undefined;
+  const values = header.split(",");
+  for (let i = values.length - 1; i >= 0; i--) {
+    const value = values[i]!.trim();
+    if (value !== "") return value;
+  }
+  return undefined;
+}

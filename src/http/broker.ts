@@ -24,7 +24,12 @@ import {
   type RouteHandler,
   type RouteRequest,
 } from "./router.ts";
-import { isValidHost, requestTarget } from "./request_url.ts";
+import {
+  baseUrlOf,
+  hostInvalid,
+  isValidHost,
+  targetOf,
+} from "./request_url.ts";
 import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
@@ -401,69 +406,6 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   return { handle, fetch, refuseMethod, hub, metrics, shutdown };
-}
-
-/**
- * The origin and path a request is routed on, once its `Host` is known to
- * be `host[:port]`: a `Host` such as `h/pods?` would otherwise move the
- * path (Deno builds `request.url` from it verbatim), and one such as
- * `a:99999` makes no URL at all.
- *
- * @throws {BrokerError} `host_invalid`.
- */
-function targetOf(request: Request) {
-  const host = request.headers.get("Host");
-  if (host !== null && !isValidHost(host)) throw hostInvalid("Host");
-  try {
-    return requestTarget(request.url);
-  } catch {
-    // The path is the runtime's own: what failed is the authority (an
-    // absolute-form request target's).
-    throw hostInvalid("request target's host");
-  }
-}
-
-/**
- * The public base URL for `request`: the `baseUrl` option, else the
- * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`,
- * each list's last value: the one the nearest proxy appended).
- *
- * @throws {BrokerError} `host_invalid` for a trusted `X-Forwarded-Host`
- * that is not `host[:port]`.
- */
-function baseUrlOf(
-  request: Request,
-  origin: string,
-  options: ResolvedOptions,
-): string {
-  if (options.baseUrl !== null) return options.baseUrl;
-  if (!options.trustProxy) return origin;
-  const proto = lastValue(request.headers.get("X-Forwarded-Proto"));
-  const host = lastValue(request.headers.get("X-Forwarded-Host"));
-  if (host !== undefined && !isValidHost(host)) {
-    throw hostInvalid("X-Forwarded-Host");
-  }
-  const [ownScheme, ownHost] = origin.split("://") as [string, string];
-  const scheme = proto === "http" || proto === "https" ? proto : ownScheme;
-  return new URL(`${scheme}://${host ?? ownHost}`).origin;
-}
-
-/** The last non-empty element of a comma-separated header list. */
-function lastValue(header: string | null): string | undefined {
-  if (header === null) return undefined;
-  const values = header.split(",");
-  for (let i = values.length - 1; i >= 0; i--) {
-    const value = values[i]!.trim();
-    if (value !== "") return value;
-  }
-  return undefined;
-}
-
-function hostInvalid(what: string): BrokerError {
-  return new BrokerError(
-    "host_invalid",
-    `Cannot route the request: its ${what} is not host[:port]`,
-  );
 }
 
 function preflight(request: Request, route: Route): Response {

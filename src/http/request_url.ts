@@ -5,9 +5,15 @@
  * out of the string; the origin is parsed once per distinct
  * `scheme://host` and reused while it repeats. Anything else (dots,
  * percent-escapes, backslashes) goes through `new URL`, which normalizes.
+ * Also the checks on the authority (`Host`, a trusted `X-Forwarded-Host`)
+ * and the public base URL a request is answered with.
  *
  * @module
  */
+
+import type { ResolvedOptions } from "../config/options.ts";
+import { lastListValue } from "../_util/text.ts";
+import { BrokerError } from "./problem.ts";
 
 /** The parts of a request URL the broker routes on. */
 export interface RequestTarget {
@@ -108,4 +114,57 @@ export function isValidHost(value: string): boolean {
   }
   lastValidHost = value;
   return true;
+}
+
+/**
+ * The origin and path a request is routed on, once its `Host` is known to
+ * be `host[:port]`: a `Host` such as `h/pods?` would otherwise move the
+ * path (Deno builds `request.url` from it verbatim), and one such as
+ * `a:99999` makes no URL at all.
+ *
+ * @throws {BrokerError} `host_invalid`.
+ */
+export function targetOf(request: Request): { origin: string; path: string } {
+  const host = request.headers.get("Host");
+  if (host !== null && !isValidHost(host)) throw hostInvalid("Host");
+  try {
+    return requestTarget(request.url);
+  } catch {
+    // The path is the runtime's own: what failed is the authority (an
+    // absolute-form request target's).
+    throw hostInvalid("request target's host");
+  }
+}
+
+/**
+ * The public base URL for `request`: the `baseUrl` option, else the
+ * request's own origin (`X-Forwarded-*` honoured only with `trustProxy`,
+ * each list's last value: the one the nearest proxy appended).
+ *
+ * @throws {BrokerError} `host_invalid` for a trusted `X-Forwarded-Host`
+ * that is not `host[:port]`.
+ */
+export function baseUrlOf(
+  request: Request,
+  origin: string,
+  options: Pick<ResolvedOptions, "baseUrl" | "trustProxy">,
+): string {
+  if (options.baseUrl !== null) return options.baseUrl;
+  if (!options.trustProxy) return origin;
+  const proto = lastListValue(request.headers.get("X-Forwarded-Proto"));
+  const host = lastListValue(request.headers.get("X-Forwarded-Host"));
+  if (host !== undefined && !isValidHost(host)) {
+    throw hostInvalid("X-Forwarded-Host");
+  }
+  const [ownScheme, ownHost] = origin.split("://") as [string, string];
+  const scheme = proto === "http" || proto === "https" ? proto : ownScheme;
+  return new URL(`${scheme}://${host ?? ownHost}`).origin;
+}
+
+/** `host_invalid`, naming what was not `host[:port]`. */
+export function hostInvalid(what: string): BrokerError {
+  return new BrokerError(
+    "host_invalid",
+    `Cannot route the request: its ${what} is not host[:port]`,
+  );
 }

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { lastListValue } from "../_util/text.ts";
 import process from "node:process";
 
 /** One answered request, for {@linkcode formatAccessLine}. */
@@ -129,10 +130,8 @@ export function clientAddress(
   forwardedFor: string | null,
   trustProxy: boolean,
 ): string | undefined {
-  if (trustProxy && forwardedFor !== null) {
-    const hop = forwardedFor.slice(forwardedFor.lastIndexOf(",") + 1).trim();
-    if (hop !== "") return hop.slice(0, ADDRESS_MAX);
-  }
+  const hop = trustProxy ? lastListValue(forwardedFor) : undefined;
+  if (hop !== undefined) return hop.slice(0, ADDRESS_MAX);
   return peer?.slice(0, ADDRESS_MAX);
 }
 
