@@ -133,7 +133,8 @@ export const TABLE = [
     flag: "trust-proxy",
     kind: "boolean",
     default: false,
-    help: "honour X-Forwarded-Proto and X-Forwarded-Host (first value)",
+    help:
+      "honour X-Forwarded-Proto, -Host and -For (the last value of each: the one your proxy appended)",
   },
   {
     key: "podDomain",
@@ -162,7 +163,7 @@ export const TABLE = [
     default: 268_435_456,
     min: 1,
     help:
-      "upload bytes the broker holds at once (announced, or the limit for chunked uploads); past it 503 busy",
+      "upload bytes the broker holds at once (received so far; 64 KiB at the start of a large upload); past it 503 busy",
   },
   {
     key: "uploadTimeoutMs",
