@@ -4,33 +4,24 @@
 // can leave the machine.
 import assert from "node:assert/strict";
 import {
-  CHROMIUM,
+  browserTest,
   chromiumNotice,
-  hasChromium,
-  inCi,
-  runJourney,
+  runJourneyOk,
 } from "../support/browser.ts";
 
 const JOURNEY = new URL("../support/chat_journey.ts", import.meta.url).pathname;
 chromiumNotice("the browser end-to-end test");
 
-Deno.test({
-  name: "chat pod: two browsers chat through the broker, then without it",
-  ignore: !hasChromium && !inCi,
-  async fn() {
-    assert.ok(
-      hasChromium,
-      `${CHROMIUM} is missing: apt-get install -y chromium`,
-    );
+browserTest(
+  "chat pod: two browsers chat through the broker, then without it",
+  async () => {
     // The README's picture is of the built chat (tests/e2e/examples_test.ts
     // with UPDATE_SCREENSHOT=1); this one is of the hand-written chat.html.
     const screenshot = await Deno.makeTempFile({ suffix: ".png" });
-    const result = await runJourney(JOURNEY, [screenshot]);
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /journey ok/);
+    await runJourneyOk(JOURNEY, [screenshot]);
     assert.ok(
       (await Deno.stat(screenshot)).size > 10_000,
       "a screenshot was taken",
     );
   },
-});
+);

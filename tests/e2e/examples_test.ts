@@ -5,31 +5,21 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  CHROMIUM,
+  browserTest,
   chromiumNotice,
-  hasChromium,
-  inCi,
-  runJourney,
+  runJourneyOk,
 } from "../support/browser.ts";
 
 const JOURNEY =
   new URL("../support/examples_journey.ts", import.meta.url).pathname;
 chromiumNotice("the examples' browser test");
 
-Deno.test({
-  name:
-    "examples: the built file drop sends 3 MB with progress, the built chat talks both ways and without the broker",
-  ignore: !hasChromium && !inCi,
-  async fn() {
-    assert.ok(
-      hasChromium,
-      `${CHROMIUM} is missing: apt-get install -y chromium`,
-    );
+browserTest(
+  "examples: the built file drop sends 3 MB with progress, the built chat talks both ways and without the broker",
+  async () => {
     // UPDATE_SCREENSHOT=1 refreshes the README's picture of the built chat.
     const shots = await Deno.makeTempDir({ prefix: "pod-shots-" });
-    const result = await runJourney(JOURNEY, [shots]);
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /journey ok/);
+    await runJourneyOk(JOURNEY, [shots]);
     const chat = join(shots, "chat.png");
     assert.ok((await Deno.stat(chat)).size > 10_000, "a screenshot was taken");
     if (Deno.env.get("UPDATE_SCREENSHOT")) {
@@ -40,4 +30,4 @@ Deno.test({
     }
     await Deno.remove(shots, { recursive: true });
   },
-});
+);

@@ -2,30 +2,19 @@
 // `--pod-domain localhost`, each pod has its own origin and its storage. The
 // journey runs in a child process, inside a network namespace that has only
 // loopback when this is root and `unshare` works.
-import assert from "node:assert/strict";
 import {
-  CHROMIUM,
+  browserTest,
   chromiumNotice,
-  hasChromium,
-  inCi,
-  runJourney,
+  runJourneyOk,
 } from "../support/browser.ts";
 
 const JOURNEY =
   new URL("../support/pod_domain_journey.ts", import.meta.url).pathname;
 chromiumNotice("the origin per pod browser test");
 
-Deno.test({
-  name:
-    "podDomain localhost: Chromium lands on the pod's origin, keeps its storage apart, refuses service workers, and a 410 clears it",
-  ignore: !hasChromium && !inCi,
-  async fn() {
-    assert.ok(
-      hasChromium,
-      `${CHROMIUM} is missing: apt-get install -y chromium`,
-    );
-    const result = await runJourney(JOURNEY, []);
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /journey ok/);
+browserTest(
+  "podDomain localhost: Chromium lands on the pod's origin, keeps its storage apart, refuses service workers, and a 410 clears it",
+  async () => {
+    await runJourneyOk(JOURNEY);
   },
-});
+);

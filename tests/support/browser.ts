@@ -93,3 +93,35 @@ export async function runJourney(
     : await run("unshare", ["-n", "sh", "-c", `${setup} && exec ${quoted}`]);
   return { ...result, setup };
 }
+
+/**
+ * A test that needs Chromium: ignored (after {@linkcode chromiumNotice}'s
+ * loud note) where Chromium is missing outside CI, failed where it is
+ * missing in CI.
+ */
+export function browserTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: !hasChromium && !inCi,
+    async fn() {
+      if (!hasChromium) {
+        throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
+      }
+      await fn();
+    },
+  });
+}
+
+/** Runs a journey (see {@linkcode runJourney}); fails unless it ends "journey ok". */
+export async function runJourneyOk(
+  journey: string,
+  args: string[] = [],
+): Promise<JourneyResult> {
+  const result = await runJourney(journey, args);
+  if (result.code !== 0 || !/journey ok/.test(result.output)) {
+    throw new Error(
+      `The journey failed (exit ${result.code}):\n${result.output}`,
+    );
+  }
+  return result;
+}
