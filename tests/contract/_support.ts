@@ -709,3 +709,17 @@ export async function expectedTurnCredential(
   );
   return btoa(String.fromCharCode(...new Uint8Array(mac)));
 }
+
+/** A raw connection that announced an upload and sent `sent` of it. */
+export async function announce(
+  port: number,
+  contentLength: number,
+  sent: string | Uint8Array,
+): Promise<RawConnection> {
+  const conn = await RawConnection.open(port);
+  await conn.write(
+    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${contentLength}\r\n\r\n`,
+  );
+  await conn.write(sent);
+  return conn;
+}

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import process from "node:process";
 import {
+  announce,
   assertProblem,
   collect,
   parseRawResponse,
@@ -23,20 +24,6 @@ const { cases, test } = collect();
 
 /** The hardening cases. */
 export const HARDENING_CASES = cases;
-
-/** A raw connection that announced an upload and sent `sent` of it. */
-async function announce(
-  port: number,
-  contentLength: number,
-  sent: string | Uint8Array,
-): Promise<RawConnection> {
-  const conn = await RawConnection.open(port);
-  await conn.write(
-    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${contentLength}\r\n\r\n`,
-  );
-  await conn.write(sent);
-  return conn;
-}
 
 /** Sends one request over raw TCP and reads its response. */
 async function rawRequest(

@@ -6,9 +6,10 @@
 import assert from "node:assert/strict";
 import process from "node:process";
 import {
+  announce,
   collect,
   parseRawResponse,
-  RawConnection,
+  type RawConnection,
   signedPod,
   startServer,
   until,
@@ -19,20 +20,6 @@ const { cases, test } = collect();
 
 /** The upload limit cases. */
 export const UPLOAD_CASES = cases;
-
-/** A raw connection that announced an upload and sent `sent` of it. */
-async function announce(
-  port: number,
-  contentLength: number,
-  sent: string | Uint8Array,
-): Promise<RawConnection> {
-  const conn = await RawConnection.open(port);
-  await conn.write(
-    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${contentLength}\r\n\r\n`,
-  );
-  await conn.write(sent);
-  return conn;
-}
 
 function statusOf(head: string): number {
   return parseRawResponse(head).status;
