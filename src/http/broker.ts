@@ -9,7 +9,6 @@
 
 import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
-import { PodError } from "../pod/errors.ts";
 import { BrokerError, problem } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
 import { handleHealth } from "./routes/health.ts";
@@ -132,9 +131,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       return response;
     } catch (error) {
       refused(
-        error instanceof BrokerError || error instanceof PodError
-          ? error.code
-          : "internal_error",
+        error instanceof BrokerError ? error.code : "internal_error",
       );
       throw error;
     }
@@ -193,10 +190,8 @@ export function createBroker(options: ResolvedOptions): Broker {
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
   function admit({ request }: RouteRequest): Response | Admission {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
-      return problem(
-        "upgrade_required",
+      return upgradeRequired(
         "Cannot serve /signal without a WebSocket upgrade",
-        { Upgrade: "websocket" },
       );
     }
     const origin = request.headers.get("Origin");
@@ -372,11 +367,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   ): Promise<Response> {
     const answer = await handle(request, peerAddress);
     if (answer instanceof Response) return answer;
-    return problem(
-      "upgrade_required",
-      "Cannot upgrade this request to a WebSocket",
-      { Upgrade: "websocket" },
-    );
+    return upgradeRequired("Cannot upgrade this request to a WebSocket");
   }
 
   async function shutdown(timeoutMs = 5_000): Promise<void> {
@@ -406,6 +397,11 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   return { handle, fetch, refuseMethod, hub, metrics, shutdown };
+}
+
+/** 426 with `Upgrade: websocket`: the one way `/signal` says it needs one. */
+function upgradeRequired(detail: string): Response {
+  return problem("upgrade_required", detail, { Upgrade: "websocket" });
 }
 
 function preflight(request: Request, route: Route): Response {
@@ -440,7 +436,6 @@ function notAllowed(route: Route): Response {
 }
 
 function toProblem(error: unknown, logger: Logger): Response {
-  if (error instanceof PodError) return problem(error.code, error.message);
   // The one place that reads a registry's `unavailable` (on the error or
   // its cause): 503 and Retry-After, not 500.
   if (isUnavailable(error)) {
