@@ -3,7 +3,8 @@
 // `podDomain: "localhost"` serves each pod at http://LABEL.localhost:PORT/,
 // which Chromium resolves to loopback without DNS. The broker's /:id lands
 // on the pod's origin; the pod's own script and the page write localStorage
-// and IndexedDB, which survive a reload and are not visible to a second pod;
+// and IndexedDB, which survive a reload and an update of the pod and are
+// not visible to a second pod;
 // a service worker is refused; the pod host answers nothing but the pod;
 // and the 410 of a deleted pod clears the storage of its origin.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
@@ -65,8 +66,14 @@ async function journey(page: Page): Promise<void> {
   await using server = await startServer({ podDomain: "localhost" });
   const port = server.server.port;
   const pods = [];
+  const seed = await newSeed();
   for (let i = 0; i < 2; i++) {
-    const uploaded = await upload(server.url, await signedPod(POD) as BodyInit);
+    const pod = await signedPod(
+      POD,
+      { createdAt: "2026-01-01T00:00:00Z" },
+      seed,
+    );
+    const uploaded = await upload(server.url, pod as BodyInit);
     assert.equal(uploaded.status, 201, await uploaded.clone().text());
     pods.push(await uploaded.json());
   }
@@ -88,6 +95,25 @@ async function journey(page: Page): Promise<void> {
   await page.reload();
   assert.equal(await page.title(), "visits 2");
   assert.deepEqual(await stored(page), { visits: "2", note: "kept" });
+  assert.equal(await idb(page), "kept in idb");
+
+  // ...and an update of the pod: the id, so the origin, stays.
+  const v2 = await signedPod(
+    POD.replace('"visits " + visits', '"v2 visits " + visits'),
+    { createdAt: "2026-02-01T00:00:00Z" },
+    seed,
+  );
+  const updated = await fetch(`${server.url}/${first.id}`, {
+    method: "PUT",
+    headers: { "Content-Type": "text/html" },
+    body: v2 as BodyInit,
+  });
+  assert.equal(updated.status, 200, await updated.clone().text());
+  assert.equal((await updated.json()).version, 2);
+  // (A new URL: the visitor's cache may keep v1 for its max-age.)
+  await page.goto(`${first.podUrl}?v2`);
+  assert.equal(await page.title(), "v2 visits 3", "v2 runs with v1's storage");
+  assert.deepEqual(await stored(page), { visits: "3", note: "kept" });
   assert.equal(await idb(page), "kept in idb");
 
   // No service worker: default-src 'none' leaves no source for its script.
@@ -118,7 +144,7 @@ async function journey(page: Page): Promise<void> {
 
   // The first pod's storage is still there...
   await page.goto(first.podUrl);
-  assert.deepEqual(await stored(page), { visits: "3", note: "kept" });
+  assert.deepEqual(await stored(page), { visits: "4", note: "kept" });
   // ...until it is deleted: its 410 clears its origin's storage.
   assert.equal(await server.registry.deletePod!(first.id), true);
   // (A new URL: the pod's 200 may be reused from the HTTP cache for its
