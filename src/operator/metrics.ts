@@ -213,6 +213,20 @@ export class Metrics implements Disposable, SignalingObserver {
     "Signaling WebSockets closed, by close code.",
     ["code"],
   );
+  /** Every counter, in the order they are rendered (requests first). */
+  readonly #counters: readonly Counter[] = [
+    this.#requests,
+    this.#bytesIn,
+    this.#bytesOut,
+    this.#uploadsAccepted,
+    this.#uploadsRefused,
+    this.#updatesAccepted,
+    this.#updatesRefused,
+    this.#podHits,
+    this.#signals,
+    this.#signalingErrors,
+    this.#closes,
+  ];
   #eventLoop = new Histogram(
     "pod_broker_event_loop_delay_seconds",
     "How late the event loop ran a timer (sampled), a measure of blocking.",
@@ -345,24 +359,9 @@ export class Metrics implements Disposable, SignalingObserver {
       "gauge",
     );
     out.push(`pod_broker_build_info{version="${escapeLabel(VERSION)}"} 1`);
-    for (
-      const metric of [
-        this.#requests,
-        this.#duration,
-        this.#bytesIn,
-        this.#bytesOut,
-        this.#uploadsAccepted,
-        this.#uploadsRefused,
-        this.#updatesAccepted,
-        this.#updatesRefused,
-        this.#podHits,
-        this.#signals,
-        this.#signalingErrors,
-        this.#closes,
-      ]
-    ) {
-      metric.render(out);
-    }
+    this.#requests.render(out);
+    this.#duration.render(out);
+    for (const counter of this.#counters.slice(1)) counter.render(out);
     if (this.#stats !== undefined) {
       const stats = this.#stats();
       gauge(
@@ -404,19 +403,7 @@ export class Metrics implements Disposable, SignalingObserver {
    * @throws {RangeError} For a name that is not one of the counters.
    */
   counter(name: string, labels: Record<string, string> = {}): number {
-    const counter = [
-      this.#requests,
-      this.#bytesIn,
-      this.#bytesOut,
-      this.#uploadsAccepted,
-      this.#uploadsRefused,
-      this.#updatesAccepted,
-      this.#updatesRefused,
-      this.#podHits,
-      this.#signals,
-      this.#signalingErrors,
-      this.#closes,
-    ].find((c) => c.name === name);
+    const counter = this.#counters.find((c) => c.name === name);
     if (counter === undefined) {
       throw new RangeError(`Cannot find a counter named '${name}'`);
     }
