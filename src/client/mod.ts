@@ -78,3 +78,4 @@ export {
   type RoomEventType,
 } from "./events.ts";
 export type { Route } from "./negotiation.ts";
+export { checkForUpdate, type PodVersion, servedVersion } from "./version.ts";

@@ -1,0 +1,21 @@
+// Signed updates in Debian's Chromium (see update_journey.ts): a visitor's
+// page learns from the browser client that a new version is served, and a
+// reload runs it at the same URL, on a broker's host and on a pod's own
+// origin. The journey runs in a child process, inside a network namespace
+// that has only loopback when this is root and `unshare` works.
+import {
+  browserTest,
+  chromiumNotice,
+  runJourneyOk,
+} from "../support/browser.ts";
+
+const JOURNEY =
+  new URL("../support/update_journey.ts", import.meta.url).pathname;
+chromiumNotice("the signed update browser test");
+
+browserTest(
+  "updates: a visitor's page shows 'new version available' after publish --update, and a reload runs v2 at the same URL",
+  async () => {
+    await runJourneyOk(JOURNEY);
+  },
+);
