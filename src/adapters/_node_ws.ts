@@ -18,6 +18,9 @@ import type { Admission, Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
 import { connectSocket } from "./_wiring.ts";
 
+/** How often the heartbeat looks at its next slice of sockets. */
+const HEARTBEAT_TICK_MS = 100;
+
 /** What the Node adapter needs of the signaling side. */
 export interface NodeSignaling {
   /** Completes an admitted upgrade and hands the socket to the hub. */
@@ -60,17 +63,31 @@ export function createNodeSignaling(
     maxPayload: options.maxFrameBytes,
   });
 
-  // Half the interval between checks, so that a silent socket is pinged
-  // after one to one and a half intervals and dropped after two to two and
-  // a half.
+  // Each socket is looked at once every half interval, so that a silent
+  // socket is pinged after one to one and a half intervals and dropped
+  // after two to two and a half. The sockets are looked at in slices, one
+  // every tick, not all at once: a sweep of every socket pinged thousands
+  // together (the sockets that had been silent since a join storm), and it
+  // and their pongs held the event loop of every broker started at the
+  // same time, every half interval.
+  const round = Math.max(1, Math.floor(pingIntervalMs / 2));
+  const tick = Math.min(HEARTBEAT_TICK_MS, round);
+  let cursor: Iterator<[WebSocket, number]> | undefined;
   const heartbeat = setInterval(() => {
+    cursor ??= lastSeen.entries();
     const now = Date.now();
-    for (const [ws, seen] of lastSeen) {
+    for (let n = Math.ceil(lastSeen.size * tick / round); n > 0; n--) {
+      const next = cursor.next();
+      if (next.done) {
+        cursor = undefined;
+        return;
+      }
+      const [ws, seen] = next.value;
       const silent = now - seen;
       if (silent >= 2 * pingIntervalMs) ws.terminate();
       else if (silent >= pingIntervalMs) ws.ping();
     }
-  }, Math.max(1, Math.floor(pingIntervalMs / 2)));
+  }, tick);
   // The listening server keeps the process alive; the heartbeat need not.
   heartbeat.unref();
 

@@ -61,6 +61,10 @@ export function createSignalServer(
     return { addr: server.addr, close: () => server.shutdown() };
   };
 
+  // This server's sockets being closed, each with its "input arrived"
+  // callback.
+  const quieting = new WeakMap<WebSocket, () => void>();
+
   function upgrade(request: Request, answer: Response | Admission): Response {
     if (answer instanceof Response) return answer;
     const { socket, response } = Deno.upgradeWebSocket(request, {
@@ -69,7 +73,7 @@ export function createSignalServer(
     socket.binaryType = "arraybuffer";
     const events = connectSocket(broker, {
       send: (text) => socket.send(text),
-      close: (code, reason) => closeWhenQuiet(socket, code, reason),
+      close: (code, reason) => closeWhenQuiet(quieting, socket, code, reason),
       bufferedAmount: () => socket.bufferedAmount,
     }, answer.origin);
     socket.onmessage = (event) => {
@@ -105,8 +109,6 @@ export function createSignalServer(
   }));
 }
 
-/** Sockets the broker is closing, each with its "input arrived" callback. */
-const quieting = new WeakMap<WebSocket, () => void>();
 /** How long a closing socket's input must pause before the close frame goes. */
 const QUIET_MS = 200;
 
@@ -116,7 +118,12 @@ const QUIET_MS = 200;
  * sending (a flood) makes Deno reset the connection, and the client loses
  * the error frame and the close code sent just before.
  */
-function closeWhenQuiet(socket: WebSocket, code: number, reason: string) {
+function closeWhenQuiet(
+  quieting: WeakMap<WebSocket, () => void>,
+  socket: WebSocket,
+  code: number,
+  reason: string,
+) {
   if (socket.readyState !== WebSocket.OPEN) return socket.close(code, reason);
   if (quieting.has(socket)) return;
   let pause: ReturnType<typeof setTimeout> | undefined;

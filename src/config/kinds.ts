@@ -252,7 +252,7 @@ export const KINDS: Kinds = {
     check(value, _row, refuse) {
       if (!isBus(value)) {
         refuse(
-          "must be a signaling Bus (attach, watch, unwatch, join, leave, snapshot, deliver, close)",
+          "must be a signaling Bus (attach, join, leave, snapshot, deliver, close)",
         );
       }
       return value as Bus;

@@ -5,11 +5,13 @@
  * other brokers' members, what to do when the bus goes away); a bus engine
  * (`LocalBus`, `RedisBus`) only stores, publishes and receives.
  *
- * A join waits for the bus: the session's events are watched before the bus
- * orders the join, so from the join's snapshot on the view misses no
- * change; the joiner is admitted when its own `joined` event comes by (or
- * the snapshot that holds it, for a session new to this broker), so every
- * member of this broker sees changes in the bus's one order.
+ * A join is one call of the bus, which orders it and answers with the
+ * session's members at its number; from then on the bus sends this broker
+ * every change of the session while it holds a member there. The joiner is
+ * admitted when its own `joined` event comes by, or by the snapshot that
+ * holds it when the view is older (a session new to this broker, or one
+ * whose changes it missed while it held no member there), so every member
+ * of this broker sees changes in the bus's one order.
  *
  * @module
  */
@@ -36,7 +38,6 @@ import { frames, parseSignalData, type SignalData } from "./messages.ts";
 interface ClusterSession<M extends Member> extends Session<M> {
   seq: number;
   backlog: BusEvent[];
-  watching: Promise<void> | null;
 }
 
 const LOST = "Signaling bus lost";
@@ -97,12 +98,7 @@ export class ClusterMembership<M extends Member>
     const session = this.enter(member, name);
     const id = member.id!;
     session.pending.set(id, member);
-    session.watching ??= bus.watch(name);
-    const watching = session.watching;
-    (async () => {
-      await watching;
-      return await bus.join(name, id, this.maxPeers);
-    })().then((result) => {
+    bus.join(name, id, this.maxPeers).then((result) => {
       if (member.id !== id || member.session !== name) {
         // It left while the bus worked.
         if (result.ok) this.#busLeave(name, id);
@@ -111,7 +107,7 @@ export class ClusterMembership<M extends Member>
       // Admitted already, by its event.
       if (member.admitted) return;
       if (result.ok) {
-        if (session.seq < 0) this.#sync(session, result.snapshot);
+        this.#reconcile(session, result.snapshot);
         return;
       }
       this.#unpend(member, session);
@@ -137,20 +133,12 @@ export class ClusterMembership<M extends Member>
       pending: new Map(),
       seq: -1,
       backlog: [],
-      watching: null,
     };
   }
 
   /** Tells the bus that a member of this broker left. */
   protected override left(session: ClusterSession<M>, id: string): void {
     this.#busLeave(session.name, id);
-  }
-
-  /** Stops watching a session no member of this broker is in. */
-  protected override dropIfEmpty(session: ClusterSession<M>): boolean {
-    if (!super.dropIfEmpty(session)) return false;
-    this.#bus.unwatch(session.name).catch(() => {});
-    return true;
   }
 
   /**
@@ -284,31 +272,45 @@ export class ClusterMembership<M extends Member>
   // with a fresh snapshot and tell the members what changed.
   #resync(session: ClusterSession<M>): void {
     this.#bus.snapshot(session.name).then((snapshot) => {
-      if (this.byName.get(session.name) !== session) return;
-      if (session.seq < 0) {
-        this.#sync(session, snapshot);
-        return;
-      }
-      if (snapshot.seq <= session.seq) return;
-      session.seq = snapshot.seq;
-      const me = this.#bus.node;
-      for (const id of [...session.remote.keys()]) {
-        if (snapshot.members.has(id)) continue;
-        session.remote.delete(id);
-        this.notify(session, frames.peer("peer-left", id));
-      }
-      for (const [id, node] of snapshot.members) {
-        const joiner = node === me ? session.pending.get(id) : undefined;
-        if (joiner !== undefined) this.admit(joiner, session);
-        else if (node !== me && !session.remote.has(id)) {
-          session.remote.set(id, node);
-          this.notify(session, frames.peer("peer-joined", id));
-        }
-      }
-      for (const [id, member] of [...session.peers]) {
-        if (!snapshot.members.has(id)) this.host.drop(member, LOST);
+      if (this.byName.get(session.name) === session) {
+        this.#reconcile(session, snapshot);
       }
     }, () => {});
+  }
+
+  // Brings the view up to a snapshot newer than it: the first view of the
+  // session, or one that missed changes (this broker held no member there
+  // for a while, or the bus was down). Other brokers' members that came or
+  // went are announced, then joiners of this broker in it are admitted, and
+  // members of this broker the bus no longer has are let go. Events up to
+  // the snapshot that arrive later are ignored by their number.
+  #reconcile(session: ClusterSession<M>, snapshot: BusSnapshot): void {
+    if (session.seq < 0) {
+      this.#sync(session, snapshot);
+      return;
+    }
+    if (snapshot.seq <= session.seq) return;
+    session.seq = snapshot.seq;
+    const me = this.#bus.node;
+    for (const id of [...session.remote.keys()]) {
+      if (snapshot.members.has(id)) continue;
+      session.remote.delete(id);
+      this.notify(session, frames.peer("peer-left", id));
+    }
+    const joiners: M[] = [];
+    for (const [id, node] of snapshot.members) {
+      if (node === me) {
+        const joiner = session.pending.get(id);
+        if (joiner !== undefined) joiners.push(joiner);
+      } else if (!session.remote.has(id)) {
+        session.remote.set(id, node);
+        this.notify(session, frames.peer("peer-joined", id));
+      }
+    }
+    for (const [id, member] of [...session.peers]) {
+      if (!snapshot.members.has(id)) this.host.drop(member, LOST);
+    }
+    for (const joiner of joiners) this.admit(joiner, session);
   }
 
   #busLeave(name: string, id: string): void {

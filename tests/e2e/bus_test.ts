@@ -201,30 +201,56 @@ redisTest(
     await using c = await redisBroker(redis);
     await crossBrokerJourney([a, b, c], "room-1");
 
-    // Only the brokers that hold a peer of a session subscribe to its channel.
+    // Each broker subscribes to its own channel and nothing per session;
+    // a session's events reach the brokers that hold a peer there, and no
+    // other.
     const probe = new Redis(redis.url);
+    const listener = new Redis(redis.url);
     try {
-      const subscribers = async () =>
-        ((await probe.pubsub("NUMSUB", "pod-broker:s:room-2")) as [
-          string,
-          number,
-        ])[1];
+      const channels = await probe.pubsub(
+        "CHANNELS",
+        "pod-broker:*",
+      ) as string[];
+      assert.equal(channels.length, 3, channels.join(", "));
+      assert.ok(channels.every((name) => name.startsWith("pod-broker:n:")));
+      const told = new Map<string, string[]>();
+      listener.on(
+        "pmessage",
+        (_pattern: string, channel: string, message: string) => {
+          if (message.split(" ")[1] !== "room-2") return;
+          told.set(channel, [...told.get(channel) ?? [], message[0]!]);
+        },
+      );
+      await listener.psubscribe("pod-broker:n:*");
       const x = new TestClient(a.t.wsUrl);
       const y = new TestClient(b.t.wsUrl);
       await x.join("room-2");
       await y.join("room-2");
-      assert.equal(await subscribers(), 2, "A and B, not C");
       await x.close();
-      await until(async () => await subscribers() === 1, "A to unsubscribe");
       await y.close();
-      await until(async () => await subscribers() === 0, "B to unsubscribe");
+      // x joined (A told), y joined (A and B told), x left (B told); y's
+      // leave has no one left to tell.
+      await until(
+        () => Promise.resolve([...told.values()].flat().length === 4),
+        "four events",
+      );
+      assert.equal(told.size, 2, "A and B, not C");
+      assert.deepEqual(
+        [...told.values()].map((kinds) => kinds.join("")).sort(),
+        ["+!", "++"],
+      );
       // The session's keys go with its last peer.
       await until(
         async () => (await probe.exists("pod-broker:session:room-2")) === 0,
         "the session hash to go",
       );
+      assert.equal(
+        (await probe.pubsub("CHANNELS", "pod-broker:*") as string[]).length,
+        3,
+      );
     } finally {
       probe.disconnect();
+      listener.disconnect();
     }
     const health = await c.health();
     assert.equal(health.bus, "up");
@@ -322,14 +348,19 @@ redisTest(
       }
       await write.exec();
       // Every command Redis runs, in order; a script's commands ("lua") come
-      // in one unbroken run, since a script is atomic.
+      // in one unbroken run, since a script is atomic. A removed peer is
+      // one INCR of the change number; no PUBLISH goes to the dead broker.
       const runs: number[] = [0];
+      let published = 0;
       const monitor = await watcher.monitor();
       monitor.on("monitor", (_time: string, args: string[], source: string) => {
+        const command = args[0]?.toLowerCase();
         if (source !== "lua") {
           if (runs.at(-1) !== 0) runs.push(0);
-        } else if (args[0]?.toLowerCase() === "publish") {
+        } else if (command === "incr") {
           runs[runs.length - 1]! += 1;
+        } else if (command === "publish") {
+          published += 1;
         }
       });
       const bus = await createRedisBus({ url: redis.url, heartbeatMs: 100 });
@@ -344,11 +375,12 @@ redisTest(
         await bus.close();
       }
       monitor.disconnect();
-      const published = runs.reduce((sum, run) => sum + run, 0);
-      assert.equal(published, peers, "one peer-left per peer");
+      const removed = runs.reduce((sum, run) => sum + run, 0);
+      assert.equal(removed, peers, "one change per peer");
+      assert.equal(published, 0, "nothing told to the dead broker");
       assert.ok(
         Math.max(...runs) <= REAP_BATCH,
-        `a script call published ${Math.max(...runs)} leaves`,
+        `a script call removed ${Math.max(...runs)} peers`,
       );
       assert.equal(await probe.exists(`pod-broker:node:${dead}`), 0);
       assert.equal(await probe.exists("pod-broker:session:reap-7"), 0);

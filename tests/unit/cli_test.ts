@@ -386,6 +386,7 @@ Deno.test("cli publish --key keeps the signed pod's name; createdAt is the time 
     "Other",
     signed,
   ]);
+  assert.equal(renamed.code, 0, renamed.stderr);
   const renamedMeta = await (await fetch(`${renamed.stdout.trim()}/meta`))
     .json();
   assert.equal(renamedMeta.name, "Other");

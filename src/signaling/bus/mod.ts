@@ -9,12 +9,13 @@
  *
  * The contract an engine keeps:
  * - every membership change of every session gets a number from one
- *   sequence (`seq`), and is published to the session's watchers in that
- *   order; `join` and `snapshot` answer with the membership at a `seq`;
+ *   sequence (`seq`), and is published in that order to each node that
+ *   holds a member of the session after the change (the joiner's node
+ *   included); `join` and `snapshot` answer with the membership at a `seq`;
  * - `join` is atomic: it refuses a full session and a peer id already held
  *   anywhere;
- * - session events reach only the nodes that `watch` the session, and a
- *   delivery only the node it is addressed to;
+ * - session events reach no other node, and a delivery only the node it is
+ *   addressed to;
  * - when a node goes silent (its process died), the engine removes its
  *   peers within a bounded time and publishes their `left` events.
  *
@@ -95,10 +96,6 @@ export interface Bus {
   readonly state: BusState;
   /** Attaches the hub's listener (one per bus). */
   attach(listener: BusListener): void;
-  /** Starts receiving a session's events; resolves once they flow. */
-  watch(session: string): Promise<void>;
-  /** Stops receiving a session's events. */
-  unwatch(session: string): Promise<void>;
   /**
    * Adds `peerId`, held by this node, to `session` unless it holds
    * `maxPeers` already or the id is taken; publishes its `joined` event.
@@ -142,8 +139,6 @@ export function isBus(value: unknown): value is Bus {
 
 const BUS_METHODS = [
   "attach",
-  "watch",
-  "unwatch",
   "join",
   "leave",
   "snapshot",
@@ -235,7 +230,8 @@ export class LocalBus {
     node: string,
   ): number {
     const event = { seq: ++this.#seq, kind, session, peerId, node };
-    for (const other of this.#nodes.values()) other._event(event);
+    const holders = new Set(this.#sessions.get(session)?.values());
+    for (const holder of holders) this.#nodes.get(holder)?._event(event);
     return event.seq;
   }
 
@@ -260,7 +256,6 @@ class LocalBusNode implements Bus {
   readonly state: BusState = "up";
   #bus: LocalBus;
   #listener: BusListener | undefined;
-  #watched = new Set<string>();
 
   constructor(bus: LocalBus, node: string) {
     this.#bus = bus;
@@ -269,16 +264,6 @@ class LocalBusNode implements Bus {
 
   attach(listener: BusListener): void {
     this.#listener = listener;
-  }
-
-  watch(session: string): Promise<void> {
-    this.#watched.add(session);
-    return Promise.resolve();
-  }
-
-  unwatch(session: string): Promise<void> {
-    this.#watched.delete(session);
-    return Promise.resolve();
   }
 
   join(session: string, peerId: string, max: number): Promise<BusJoinResult> {
@@ -305,7 +290,6 @@ class LocalBusNode implements Bus {
   }
 
   _event(event: BusEvent): void {
-    if (!this.#watched.has(event.session)) return;
     queueMicrotask(() => this.#listener?.event(event));
   }
 

@@ -13,12 +13,14 @@
  *
  * Joins, leaves and the removal of a dead broker's peers are Lua scripts,
  * so each is atomic: `maxPeersPerSession` holds across brokers, and each
- * change is published (`s:<name>`) in the order of its number. A broker
- * subscribes to a session's channel only while it holds a peer there, and
- * a signal goes to the channel of the one broker that holds its addressee
- * (`n:<node>`) as `<session> <to> <from> <data>`, never as a ready frame:
- * the receiving hub checks the sender and the data and builds the frame.
- * Nothing reaches a broker with no peer in the session.
+ * change is published in the order of its number to the channel of every
+ * broker that holds a member of the session after it (`n:<node>`, the one
+ * channel a broker subscribes to), so a join is one round trip and the
+ * broker subscribes to nothing per session. A signal goes to the channel of
+ * the one broker that holds its addressee as `<session> <to> <from> <data>`,
+ * never as a ready frame: the receiving hub checks the sender and the data
+ * and builds the frame. Nothing reaches a broker with no peer in the
+ * session.
  *
  * Every `heartbeatMs` a broker renews its entry in `nodes` (for three
  * beats) and removes the peers of any broker whose entry lapsed, so the
@@ -243,16 +245,6 @@ export class RedisBus implements Bus {
     this.#listener = listener;
   }
 
-  /** Subscribes to a session's channel. */
-  async watch(session: string): Promise<void> {
-    await this.#sub.subscribe(this.#sessionChannel(session));
-  }
-
-  /** Unsubscribes from a session's channel. */
-  async unwatch(session: string): Promise<void> {
-    await this.#sub.unsubscribe(this.#sessionChannel(session));
-  }
-
   /** Adds a peer of this broker to a session, atomically. */
   async join(
     session: string,
@@ -268,7 +260,7 @@ export class RedisBus implements Bus {
       peerId,
       this.node,
       maxPeers,
-      this.#sessionChannel(session),
+      this.#key("n:"),
       session,
     ) as [number, string[]?];
     const [seq, members] = reply;
@@ -291,7 +283,8 @@ export class RedisBus implements Bus {
       this.#key("seq"),
       peerId,
       this.node,
-      this.#sessionChannel(session),
+      this.#key("n:"),
+      session,
     );
   }
 
@@ -346,10 +339,6 @@ export class RedisBus implements Bus {
     return `${this.#prefix}${name}`;
   }
 
-  #sessionChannel(session: string): string {
-    return `${this.#prefix}s:${session}`;
-  }
-
   #nodeChannel(node: string): string {
     return `${this.#prefix}n:${node}`;
   }
@@ -359,18 +348,19 @@ export class RedisBus implements Bus {
     return client[name]!.bind(this.#cmd);
   }
 
-  #onMessage(channel: string, message: string): void {
+  #onMessage(_channel: string, message: string): void {
     const listener = this.#listener;
     if (listener === undefined) return;
-    const sessions = `${this.#prefix}s:`;
-    if (channel.startsWith(sessions)) {
-      const [kind, seq, peerId, node] = message.split(" ");
-      if (peerId === undefined || node === undefined) return;
+    const kind = message[0];
+    if (kind === "+" || kind === "!") {
+      // "+<seq> <session> <peer> <node>" (joined) or "!…" (left).
+      const [seq, session, peerId, node] = message.slice(1).split(" ");
+      if (node === undefined) return;
       listener.event({
         seq: Number(seq),
-        kind: kind === "j" ? "joined" : "left",
-        session: channel.slice(sessions.length),
-        peerId,
+        kind: kind === "+" ? "joined" : "left",
+        session: session!,
+        peerId: peerId!,
         node,
       });
       return;

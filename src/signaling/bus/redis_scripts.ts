@@ -1,7 +1,10 @@
 /**
  * The Lua scripts of `RedisBus`: each membership change is one script, so
- * it is atomic and published in the order of its number. The key layout is
- * described in redis.ts.
+ * it is atomic and published in the order of its number, to the channel of
+ * each broker that holds a member of the session after it, as
+ * `+<seq> <session> <peer> <node>` (joined) or `!<seq> …` (left): `+` and
+ * `!` start no session name, so the channel also carries signal data. The
+ * key layout is described in redis.ts.
  *
  * @module
  */
@@ -9,26 +12,45 @@
 const NOW_MS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
+// Publishes a membership change to the brokers that hold a member of the
+// session after it (each once), but `skip` (a dead broker, or nil). A
+// function of every script that changes a session: `channels` is the node
+// channels' prefix (`<prefix>n:`).
+const TELL = `
+local function tell(channels, nodes, message, skip)
+  local told = {}
+  if skip then told[skip] = true end
+  for _, node in ipairs(nodes) do
+    if not told[node] then
+      told[node] = true
+      redis.call('PUBLISH', channels .. node, message)
+    end
+  end
+end`;
+
 // KEYS: session, peers, node hash, seq, nodes.
-// ARGV: peer, node, max, channel, session name.
-const JOIN = `
+// ARGV: peer, node, max, node channel prefix, session name.
+const JOIN = `${TELL}
 if not redis.call('ZSCORE', KEYS[5], ARGV[2]) then return {-3} end
 if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return {-1} end
 if redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2]) == 0 then return {-2} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
 local seq = redis.call('INCR', KEYS[4])
-redis.call('PUBLISH', ARGV[4], 'j ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
+tell(ARGV[4], redis.call('HVALS', KEYS[1]),
+  '+' .. seq .. ' ' .. ARGV[5] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
 return {seq, redis.call('HGETALL', KEYS[1])}`;
 
-// KEYS: session, peers, node hash, seq. ARGV: peer, node, channel.
-const LEAVE = `
+// KEYS: session, peers, node hash, seq.
+// ARGV: peer, node, node channel prefix, session name.
+const LEAVE = `${TELL}
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 local seq = redis.call('INCR', KEYS[4])
-redis.call('PUBLISH', ARGV[3], 'l ' .. seq .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
+tell(ARGV[3], redis.call('HVALS', KEYS[1]),
+  '!' .. seq .. ' ' .. ARGV[4] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2])
 return seq`;
 
 // KEYS: session, seq.
@@ -45,7 +67,7 @@ return redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])`;
 // peers are gone. Returns {removed, 1 when peers remain (call again) or 0}.
 // The bound keeps one call short however many peers a dead broker held, so
 // Redis serves the other brokers between calls.
-const REAP = `${NOW_MS}
+const REAP = `${NOW_MS}${TELL}
 local dead
 if ARGV[2] ~= '' then dead = {ARGV[2]}
 else dead = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now) end
@@ -68,8 +90,8 @@ for _, node in ipairs(dead) do
         redis.call('HDEL', members, peer)
         redis.call('HDEL', KEYS[2], peer)
         local seq = redis.call('INCR', KEYS[3])
-        redis.call('PUBLISH', ARGV[1] .. 's:' .. session,
-          'l ' .. seq .. ' ' .. peer .. ' ' .. node)
+        tell(ARGV[1] .. 'n:', redis.call('HVALS', members),
+          '!' .. seq .. ' ' .. session .. ' ' .. peer .. ' ' .. node, node)
       end
       redis.call('HDEL', key, peer)
       count = count + 1
