@@ -9,7 +9,7 @@
 
 import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
-import { BrokerError, problem } from "./problem.ts";
+import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
 import { handleHealth } from "./routes/health.ts";
 import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
@@ -164,14 +164,16 @@ export function createBroker(options: ResolvedOptions): Broker {
     },
   ];
   const matchRoute = createRouteMatcher(routes);
-  const matchPodRoute = podHosts &&
-    createRouteMatcher(podHosts.routes(admit));
+  const podRoutes = podHosts?.routes(admit) ?? [];
+  const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
   const ownBase = { ...options, baseUrl: null };
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
       stats: (): MetricsStats => hub.counts,
-      routes: routes.map((route) => route.pattern),
+      // A pod host's routes (`/`, `/signal`) are labelled as they are named.
+      routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
+      problemCodes: Object.keys(PROBLEM_CODES),
     });
   const accessLog = options.accessLog === "off"
     ? null

@@ -23,7 +23,6 @@
 
 import process from "node:process";
 import { clearTimeout, setTimeout } from "node:timers";
-import { PROBLEM_CODES } from "../http/problem.ts";
 import { isKnownCloseCode } from "../signaling/close.ts";
 import { SIGNAL_ERROR_CODES } from "../signaling/messages.ts";
 import type { SignalingObserver } from "../signaling/types.ts";
@@ -104,6 +103,12 @@ export interface MetricsOptions {
    */
   routes?: readonly string[];
   /**
+   * Allowed values of the `code` label of refused uploads and updates: the
+   * broker passes its problem codes. Any other code is counted as `other`.
+   * @default {[]}
+   */
+  problemCodes?: Iterable<string>;
+  /**
    * How often the event-loop delay is sampled, in milliseconds; 0 turns
    * the sampler (and its timer) off.
    * @default {100}
@@ -152,6 +157,7 @@ export interface RequestSample {
  */
 export class Metrics implements Disposable, SignalingObserver {
   #routes: ReadonlySet<string>;
+  #problemCodes: ReadonlySet<string>;
   #stats: (() => MetricsStats) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
@@ -242,6 +248,7 @@ export class Metrics implements Disposable, SignalingObserver {
    */
   constructor(options: MetricsOptions = {}) {
     this.#routes = new Set(options.routes ?? []);
+    this.#problemCodes = new Set(options.problemCodes ?? []);
     this.#stats = options.stats;
     const every = options.eventLoopSampleMs ?? 100;
     if (!Number.isSafeInteger(every) || every < 0) {
@@ -295,7 +302,9 @@ export class Metrics implements Disposable, SignalingObserver {
    * @param code Its problem code (`signature_invalid`, `busy`, ...).
    */
   uploadRefused(code: string): void {
-    this.#uploadsRefused.inc({ code: code in PROBLEM_CODES ? code : "other" });
+    this.#uploadsRefused.inc({
+      code: this.#problemCodes.has(code) ? code : "other",
+    });
   }
 
   /** Records a pod replaced by `PUT /:id`. */
@@ -309,7 +318,9 @@ export class Metrics implements Disposable, SignalingObserver {
    * @param code Its problem code (`stale_update`, `owner_mismatch`, ...).
    */
   updateRefused(code: string): void {
-    this.#updatesRefused.inc({ code: code in PROBLEM_CODES ? code : "other" });
+    this.#updatesRefused.inc({
+      code: this.#problemCodes.has(code) ? code : "other",
+    });
   }
 
   /** Records a pod served with 200. */

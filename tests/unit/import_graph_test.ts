@@ -122,3 +122,41 @@ Deno.test("tests/ import nothing from scripts/ (scripts may use tests/support)",
   }
   assert.deepEqual(offenders, []);
 });
+
+/** The folders of src/ from the bottom layer up (README "Where things are"). */
+const LAYERS = [
+  "client", // runs in browsers, imports nothing
+  "_util",
+  "pod",
+  "registries",
+  "serving",
+  "signaling",
+  "operator",
+  "config",
+  "build",
+  "http",
+  "adapters",
+  "cli",
+];
+
+Deno.test("the folders of src/ are layers: each imports only from the folders below it", async () => {
+  const graph = await importGraph();
+  const folderOf = (file: string) =>
+    file.includes("/") ? file.slice(0, file.indexOf("/")) : null;
+  const upward: string[] = [];
+  const seen = new Set<string>();
+  for (const [file, deps] of graph) {
+    const from = folderOf(file);
+    if (from === null) continue; // entry points and the public surface
+    seen.add(from);
+    for (const dep of deps) {
+      const to = folderOf(dep);
+      if (to === null || to === from) continue;
+      if (to === "client" || LAYERS.indexOf(to) > LAYERS.indexOf(from)) {
+        upward.push(`${file} -> ${dep}`);
+      }
+    }
+  }
+  assert.deepEqual([...seen].sort(), [...LAYERS].sort());
+  assert.deepEqual(upward, []);
+});

@@ -95,6 +95,7 @@ Deno.test("Metrics counts requests, uploads, hits and signaling by bounded label
     eventLoopSampleMs: 0,
     stats: () => ({ sockets: 4, sessions: 1, peers: 3 }),
     routes: ROUTES,
+    problemCodes: ["signature_invalid", "busy"],
   });
   feed(metrics);
   const s = samples(metrics.render());
@@ -275,6 +276,43 @@ Deno.test("the broker's route labels are its route table's patterns, whatever th
     assert.deepEqual(
       labels,
       new Set([...Object.keys(paths), "unmatched"]),
+    );
+  } finally {
+    await broker.shutdown();
+    broker.metrics!.close();
+  }
+});
+
+Deno.test("a pod host's requests are labelled by its routes (/, /signal), and problem codes by the broker's table", async () => {
+  const broker = createBroker(resolveOptions({
+    registry: new MemoryRegistry(),
+    logger: silentLogger,
+    accessLog: "off",
+    metrics: { port: 0 },
+    podDomain: "pods.test",
+  }));
+  try {
+    // An unknown pod's label: 404 from the pod host's own "/" route.
+    const host = "http://aaaaaaaaaaaaaaaaaaaa.pods.test";
+    for (const path of ["/", "/signal", "/health"]) {
+      await (await broker.fetch(new Request(`${host}${path}`))).body?.cancel();
+    }
+    await (await broker.fetch(
+      new Request("http://a.test/pods", { method: "POST", body: "<p>x</p>" }),
+    )).body?.cancel();
+    const text = broker.metrics!.render();
+    const labels = new Set(
+      [...text.matchAll(/^pod_broker_http_requests_total\{route="([^"]*)"/gm)]
+        .map((match) => match[1]),
+    );
+    assert.deepEqual(labels, new Set(["/", "/signal", "unmatched", "/pods"]));
+    assert.match(
+      text,
+      /^pod_broker_uploads_refused_total\{code="[a-z_]+"\} 1$/m,
+    );
+    assert.doesNotMatch(
+      text,
+      /pod_broker_uploads_refused_total\{code="other"\} 1/,
     );
   } finally {
     await broker.shutdown();
