@@ -99,5 +99,6 @@ async function openOperatorRegistry(
   }
   return await openRegistry(kind, values["data-dir"], {
     databaseUrl: values["database-url"],
+    besideBroker: true,
   });
 }

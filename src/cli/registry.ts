@@ -19,6 +19,13 @@ export interface RegistryLocation {
   databaseUrl?: string | undefined;
   /** The environment (`DATABASE_URL`). @default {process.env} */
   env?: Record<string, string | undefined>;
+  /**
+   * Whether a broker may be running on it (operator commands): then SQLite
+   * leaves files no record names alone, as they may be its uploads in
+   * flight.
+   * @default {false}
+   */
+  besideBroker?: boolean;
 }
 
 /**
@@ -72,7 +79,10 @@ export async function openRegistry(
       }`,
     );
   }
-  return new SqliteRegistry({ dataDir });
+  return new SqliteRegistry({
+    dataDir,
+    removeStrays: location.besideBroker !== true,
+  });
 }
 
 /**

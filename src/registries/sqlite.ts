@@ -36,6 +36,14 @@ const RECORD_REUSE_MAX = 10_000;
 export interface SqliteRegistryOptions {
   /** Directory for `pods.sqlite` and `blobs/`; created when missing. */
   dataDir: string;
+  /**
+   * Remove, on opening, the temporary and blob files that no record names
+   * (left by a crash). Pass false from a second process that opens a
+   * running broker's folder (`pod-broker list`, `delete`): the broker's
+   * upload in flight has such a file until its row is committed.
+   * @default {true}
+   */
+  removeStrays?: boolean;
 }
 
 const TEMP_PREFIX = ".tmp-";
@@ -154,7 +162,7 @@ export class SqliteRegistry implements Registry {
     this.#listOwner = this.#db.prepare(
       "SELECT * FROM pods WHERE owner_pubkey = ? ORDER BY uploaded_at, rowid",
     );
-    this.#removeStrays();
+    if (options.removeStrays !== false) this.#removeStrays();
   }
 
   /** Writes the blob (temp file, sync, rename), then commits the record. */

@@ -4,6 +4,7 @@
 // updatePod; the counters; the CLI's `publish --update`. Runs on Deno and
 // on the npm package under Node 22.
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Registry } from "../../src/core.ts";
@@ -198,6 +199,16 @@ test("updates: every upload refusal applies to PUT (media type, size, signature,
   await assertProblem(await put(broker.url, id, later), 403, "owner_denied");
   denyList.replace({});
   assert.equal((await put(broker.url, id, later)).status, 200);
+  // Hidden by its content, the pod stays taken down: its owner cannot
+  // bring it back at the same URL by changing a byte.
+  const { contentSha256 } = await (await fetch(`${broker.url}/${id}/meta`))
+    .json();
+  denyList.replace({ contents: [contentSha256] });
+  const changed = await version(api, seed, "v3", "2026-01-03T00:00:00Z");
+  await assertProblem(await put(broker.url, id, changed), 410, "pod_deleted");
+  await assertProblem(await fetch(`${broker.url}/${id}`), 410, "pod_deleted");
+  denyList.replace({});
+  assert.equal((await put(broker.url, id, changed)).status, 200);
 });
 
 test("updates: of two concurrent updates exactly one wins, the other is 409 stale_update", async (api) => {
@@ -219,6 +230,76 @@ test("updates: of two concurrent updates exactly one wins, the other is 409 stal
     2,
   );
 });
+
+for (const policy of ["unsafe-inline", "hashes"] as const) {
+  test(`updates: a GET that read the record before an update landed answers one version whole (ETag, Content-Length, body and script-src agree; scriptPolicy ${policy})`, async (api) => {
+    const registry = new api.MemoryRegistry();
+    // The next blob read of the armed id waits until released, then reads.
+    let armed: string | null = null;
+    let parked!: () => void;
+    let release!: () => void;
+    const parking = new Promise<void>((resolve) => (parked = resolve));
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const gated: Registry = {
+      putPod: (record, blob) => registry.putPod(record, blob),
+      updatePod: (record, blob, expected) =>
+        registry.updatePod(record, blob, expected),
+      getRecord: (id) => registry.getRecord(id),
+      bumpHits: (id) => registry.bumpHits(id),
+      getBlob: async (id) => {
+        if (id === armed) {
+          armed = null;
+          parked();
+          await released;
+        }
+        return registry.getBlob(id);
+      },
+    };
+    await using broker = await startServer(api, {
+      registry: gated,
+      podHeaderOptions: { scriptPolicy: policy },
+    });
+    const seed = await newSeed(api);
+    const page = (text: string) =>
+      `<!doctype html><html><head><title>t</title></head><body><p>${text}</p><script>${text}()</script></body></html>`;
+    const v1 = await signedPod(api, page("v1"), {
+      createdAt: "2026-01-01T00:00:00Z",
+    }, seed);
+    const created = await upload(broker.url, v1);
+    assert.equal(created.status, 201);
+    const { id } = await created.json();
+    armed = id;
+    const reading = fetch(`${broker.url}/${id}`);
+    await parking; // its record says v1
+    const v2 = await signedPod(api, page("v2"), {
+      createdAt: "2026-01-02T00:00:00Z",
+    }, seed);
+    assert.equal((await put(broker.url, id, v2)).status, 200);
+    release(); // its blob read finds v2
+    const response = await reading;
+    assert.equal(response.status, 200);
+    const body = new Uint8Array(await response.arrayBuffer());
+    assert.match(new TextDecoder().decode(body), /<p>v2<\/p>/);
+    assert.equal(
+      response.headers.get("ETag"),
+      `"${createHash("sha256").update(body).digest("base64url")}"`,
+    );
+    assert.equal(response.headers.get("Content-Length"), String(body.length));
+    const csp = response.headers.get("Content-Security-Policy") ?? "";
+    const scripts = await fetch(`${broker.url}/${id}`, { method: "HEAD" });
+    await scripts.body?.cancel();
+    assert.equal(scripts.headers.get("ETag"), response.headers.get("ETag"));
+    assert.equal(
+      scripts.headers.get("Content-Security-Policy"),
+      csp,
+      "the script policy of the version served",
+    );
+    if (policy === "hashes") {
+      const hash = createHash("sha256").update("v2()").digest("base64");
+      assert.ok(csp.includes(`'sha256-${hash}'`), csp);
+    }
+  });
+}
 
 test("updates: a registry without updatePod answers PUT with 405 and Allow: GET, HEAD", async (api) => {
   const inner = new api.MemoryRegistry();

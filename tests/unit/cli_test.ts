@@ -337,6 +337,32 @@ Deno.test("cli delete twice says the pod is already deleted", async () => {
   await Deno.remove(dataDir, { recursive: true });
 });
 
+Deno.test("cli list and delete beside a running broker leave files no record names alone (its uploads in flight)", async () => {
+  const dataDir = await Deno.makeTempDir();
+  {
+    await using broker = await spawnSqliteBroker(dataDir);
+    const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html" },
+      body: await signedPod(),
+    });
+    const { id } = await response.json();
+    // What the broker has on disk between writing an upload and
+    // committing its row.
+    const inFlight = [
+      join(dataDir, "blobs", ".tmp-Upload000001-abcdefgh"),
+      join(dataDir, "blobs", "Upload000001"),
+    ];
+    for (const file of inFlight) await Deno.writeTextFile(file, "<p>x</p>");
+    assert.equal((await cli(["list", "--data-dir", dataDir])).code, 0);
+    assert.equal((await cli(["delete", id, "--data-dir", dataDir])).code, 0);
+    for (const file of inFlight) {
+      assert.ok((await Deno.stat(file)).isFile, `${file} kept`);
+    }
+  }
+  await Deno.remove(dataDir, { recursive: true });
+});
+
 Deno.test("cli publish --key keeps the signed pod's name; createdAt is the time of signing", async () => {
   await using t = await startServer();
   const dir = await Deno.makeTempDir();

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { encodeBase64Url } from "../../_util/encoding.ts";
+import { sha256 } from "../../_util/hash.ts";
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { PodHeaders } from "../../serving/pod_headers.ts";
@@ -118,10 +120,33 @@ export function handlePod(
   return servePod(input, context);
 }
 
+/**
+ * How many times a GET reads the pod again when an update landed between
+ * reading its record and its bytes.
+ */
+const MAX_VERSION_READS = 3;
+
 async function servePod(
   input: RouteRequest,
   context: PodContext,
 ): Promise<Response> {
+  for (let read = 0; read < MAX_VERSION_READS; read++) {
+    const response = await serveVersion(input, context);
+    if (response !== null) return response;
+  }
+  throw new BrokerError("busy", "The pod is being updated: try again");
+}
+
+/**
+ * Answers with the version of the pod its record names, or null when the
+ * bytes read belong to another version (an update landed in between): the
+ * headers, `ETag`, `Content-Length`, script hashes and the ready-response
+ * cache only ever see one version's bytes.
+ */
+async function serveVersion(
+  input: RouteRequest,
+  context: PodContext,
+): Promise<Response | null> {
   const { request, id } = input;
   const record = await findRecord(context, id);
   const ifNoneMatch = request.headers.get("If-None-Match");
@@ -130,11 +155,13 @@ async function servePod(
     const ready = readyResponse(input, context, record);
     if (ready !== null) return ready;
   }
+  const hashes = await scriptHashesOf(record, context);
+  if (hashes === null) return null;
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...context.headers.of(input.baseUrl, await scriptHashesOf(record, context)),
+    ...context.headers.of(input.baseUrl, hashes),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
@@ -149,10 +176,20 @@ async function servePod(
   const { registry } = context;
   // Small pods are read whole (and kept ready); large ones are streamed.
   const small = record.blobSize <= POD_CACHE_MAX_ENTRY_BYTES;
-  const body = registry.getBlobStream && !small
-    ? await registry.getBlobStream(id)
-    : await registry.getBlob(id);
-  if (body === null) throw notFound(id);
+  let body: Uint8Array | ReadableStream<Uint8Array> | null;
+  if (registry.getBlobStream && !small) {
+    body = await registry.getBlobStream(id);
+    if (body === null) throw notFound(id);
+    // The stream is of the version current when it was opened, between
+    // the two reads of the record: when both name one version, it is it.
+    if ((await registry.getRecord(id))?.sha256 !== record.sha256) {
+      await body.cancel();
+      return null;
+    }
+  } else {
+    body = await blobOf(record, context);
+    if (body === null) return null;
+  }
   countHit(context, id);
   input.bodyBytes = record.blobSize;
   const response = new Response(
@@ -168,6 +205,21 @@ async function servePod(
       body.length,
     )
     : response;
+}
+
+/**
+ * The bytes of the version `record` names, or null when the registry now
+ * holds another version (an update landed since the record was read).
+ *
+ * @throws {BrokerError} `pod_not_found` when the pod is gone.
+ */
+async function blobOf(
+  record: PodRecord,
+  context: PodContext,
+): Promise<Uint8Array | null> {
+  const bytes = await context.registry.getBlob(record.id);
+  if (bytes === null) throw notFound(record.id);
+  return encodeBase64Url(sha256(bytes)) === record.sha256 ? bytes : null;
 }
 
 /** A copy of the pod's ready `200`, its hit counted, or null. */
@@ -264,17 +316,19 @@ function takenDown(id: string): BrokerError {
  * With `scriptPolicy: "hashes"`: the pod's script hashes, computed once per
  * pod by the broker's cache. Otherwise undefined.
  */
+/**
+ * The script hashes of the version `record` names (undefined when the
+ * policy needs none), or null when the registry holds another version now.
+ */
 async function scriptHashesOf(
   record: PodRecord,
   context: PodContext,
-): Promise<ScriptHashes | undefined> {
+): Promise<ScriptHashes | undefined | null> {
   if (!context.headers.hashesScripts) return undefined;
-  const hashes = await (await context.scriptHashes()).hashesOf(
+  return await (await context.scriptHashes()).hashesOf(
     record,
-    () => context.registry.getBlob(record.id),
+    () => blobOf(record, context),
   );
-  if (hashes === null) throw notFound(record.id);
-  return hashes;
 }
 
 function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {

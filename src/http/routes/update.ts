@@ -7,7 +7,7 @@
  */
 
 import { currentRecord, replacePod } from "../create_pod.ts";
-import { jsonResponse } from "../problem.ts";
+import { BrokerError, jsonResponse } from "../problem.ts";
 import {
   admitter,
   envelope,
@@ -16,8 +16,8 @@ import {
 } from "./upload.ts";
 
 /**
- * Handles an update. An unknown or deleted id is refused before a byte of
- * the body is read. The broker routes `PUT` here only when its registry
+ * Handles an update. An unknown or deleted id, and a pod the deny list
+ * hides, are refused before a byte of the body is read. The broker routes `PUT` here only when its registry
  * has `updatePod` (else 405 with `Allow: GET, HEAD`).
  *
  * @param request The `PUT /:id` request.
@@ -32,7 +32,15 @@ export async function handleUpdate(
   id: string,
   context: UploadContext,
 ): Promise<Response> {
-  await currentRecord(context.registry, id);
+  const current = await currentRecord(context.registry, id);
+  // A pod the deny list hides (by its key or by its content) stays taken
+  // down: its owner cannot bring it back at the same URL with new bytes.
+  if (context.denyList?.denies(current) === "content_denied") {
+    throw new BrokerError(
+      "pod_deleted",
+      `Cannot update pod '${id}': it was taken down by the operator`,
+    );
+  }
   const record = await receivePod(
     request,
     context,
