@@ -132,6 +132,7 @@ for (const name of chosen) {
     // be dropped without a word.
     args.push("--broker-flags", ` ${values["broker-flags"]}`);
   }
+  await drainTimeWait();
   console.log(`run ${name}: ${spec.runtime}, ${spec.brokers} × ${spec.peers}`);
   const child = await new Deno.Command(node22, {
     args,
@@ -188,4 +189,24 @@ function row(
   } | ${relay.all.max} ms | ${summary.kbPerPeer} | ${
     slow.length ? slow.join(", ") : "none"
   } | ${errors} |`;
+}
+
+/**
+ * Waits (at most 90 s) until the sockets of the previous run have left
+ * TIME_WAIT. Up to 99,000 of them linger for a minute after a run, and
+ * while they do, every bind() of the load clients searches longer for a
+ * free port: a join storm started at once took 47 to 62 s, one started
+ * after the wait 27 s (same code, same machine).
+ */
+async function drainTimeWait(): Promise<void> {
+  for (let waited = 0; waited < 90; waited += 5) {
+    const { stdout } = await new Deno.Command("ss", { args: ["-s"] }).output()
+      .catch(() => ({ stdout: new Uint8Array() }));
+    const count = Number(
+      /timewait (\d+)/.exec(new TextDecoder().decode(stdout))?.[1] ?? 0,
+    );
+    if (count < 1_000) return;
+    if (waited === 0) console.log(`waiting for ${count} sockets in TIME_WAIT`);
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+  }
 }

@@ -51,8 +51,10 @@ export function servedVersion(): PodVersion | null {
 /**
  * Asks the broker which version of this pod it serves now.
  *
- * @param metaUrl The pod's `/meta` (by default, this page's URL plus
- * `/meta`; ignored on a pod's own origin, where `/` is read).
+ * @param metaUrl The pod's `/meta`. By default, this page's URL plus
+ * `/meta`, or on a pod's own origin (which answers nothing but `/` and
+ * `/signal`) the top of `/`, read up to its manifest; that read counts as a
+ * view of the pod.
  * @returns The version served now, when it is not the one this page runs;
  * null when it is.
  * @throws {Error} When this page has no manifest, or the broker cannot say
