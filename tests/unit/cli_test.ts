@@ -312,16 +312,21 @@ Deno.test("cli: every sub-command answers --help with its own usage, exit 0", as
   }
 });
 
+/** Uploads a signed pod to the broker on `port`; its id. */
+async function uploadTo(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/pods`, {
+    method: "POST",
+    headers: { "Content-Type": "text/html" },
+    body: await signedPod(),
+  });
+  return (await response.json()).id;
+}
+
 Deno.test("cli delete twice says the pod is already deleted", async () => {
   const dataDir = await Deno.makeTempDir();
   {
     await using broker = await spawnSqliteBroker(dataDir);
-    const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html" },
-      body: await signedPod(),
-    });
-    const { id } = await response.json();
+    const id = await uploadTo(broker.port);
     assert.equal((await cli(["delete", id, "--data-dir", dataDir])).code, 0);
     assertOneLine(
       await cli(["delete", id, "--data-dir", dataDir]),
@@ -341,12 +346,7 @@ Deno.test("cli list and delete beside a running broker leave files no record nam
   const dataDir = await Deno.makeTempDir();
   {
     await using broker = await spawnSqliteBroker(dataDir);
-    const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html" },
-      body: await signedPod(),
-    });
-    const { id } = await response.json();
+    const id = await uploadTo(broker.port);
     // What the broker has on disk between writing an upload and
     // committing its row.
     const inFlight = [
