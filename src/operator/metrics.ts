@@ -147,7 +147,11 @@ export interface RequestSample {
  * import assert from "node:assert/strict";
  * import { Metrics } from "./metrics.ts";
  *
- * using metrics = new Metrics({ eventLoopSampleMs: 0, routes: ["/:id"] });
+ * using metrics = new Metrics({
+ *   eventLoopSampleMs: 0,
+ *   routes: ["/:id"],
+ *   problemCodes: ["signature_invalid"],
+ * });
  * metrics.request({ route: "/:id", method: "GET", status: 200, durationSeconds: 0.002, bytesOut: 512 });
  * metrics.uploadRefused("signature_invalid");
  * const text = metrics.render();
