@@ -14,6 +14,7 @@
 import fc from "fast-check";
 import { mkdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
+import { join } from "node:path";
 import {
   decodeBase64,
   decodeBase64Url,
@@ -1240,23 +1241,39 @@ async function createCliTarget(
         err += typeof chunk === "string" ? chunk : "<bytes>";
         return true;
       };
-      // Free text has no "/", so a file the CLI writes (keygen --out NAME)
-      // lands in the temp directory.
-      const cwd = Deno.cwd();
-      Deno.chdir(dir);
       let code: number;
       try {
-        code = await runCli(args, fakeCreateSignalServer);
+        code = await runCli(inside(dir, args), fakeCreateSignalServer);
       } catch (error) {
         return `runCli threw: ${describe(error)}`;
       } finally {
-        Deno.chdir(cwd);
         stdout.write = realOut;
         stderr.write = realErr;
       }
       return cliProblem(args, code, err);
     },
   };
+}
+
+/**
+ * `args` with the relative paths the CLI would write to (`--out`,
+ * `--data-dir`) moved into `dir`. Not a `Deno.chdir`: the working directory
+ * is the whole process's, and test files run side by side in one process,
+ * so another file's child process would start in a folder about to go.
+ */
+function inside(dir: string, args: string[]): string[] {
+  const writes = /^(--(?:out|data-dir)=)(.+)$/;
+  return args.map((arg, i) => {
+    const joined = (path: string) =>
+      path === "" || path.startsWith("/") ? path : join(dir, path);
+    const flag = writes.exec(arg);
+    if (flag) return flag[1] + joined(flag[2]!);
+    const previous = args[i - 1];
+    return (previous === "--out" || previous === "--data-dir") &&
+        !arg.startsWith("-")
+      ? joined(arg)
+      : arg;
+  });
 }
 
 function cliProblem(args: string[], code: number, err: string): string | null {

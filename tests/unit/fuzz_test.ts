@@ -157,24 +157,19 @@ Deno.test("runCli() keeps a usage error on one line when the bad value holds a l
 });
 
 Deno.test("runCli() refuses an empty --data-dir as a usage error", async () => {
-  const dir = await Deno.makeTempDir();
-  const cwd = Deno.cwd();
-  Deno.chdir(dir);
-  try {
-    for (
-      const args of [
-        ["list", "--data-dir", ""],
-        ["delete", "AAAAAAAAAAAA", "--data-dir", ""],
-        ["--registry", "sqlite", "--data-dir", ""],
-      ]
-    ) {
-      const { code, stderr } = await captureCli(args);
-      assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
-      assert.doesNotMatch(stderr, /unexpected error/);
-    }
-  } finally {
-    Deno.chdir(cwd);
-    await Deno.remove(dir, { recursive: true });
+  // Refused before anything is opened or written. (No Deno.chdir into a
+  // temp folder: test files run side by side in one process and share its
+  // working directory.)
+  for (
+    const args of [
+      ["list", "--data-dir", ""],
+      ["delete", "AAAAAAAAAAAA", "--data-dir", ""],
+      ["--registry", "sqlite", "--data-dir", ""],
+    ]
+  ) {
+    const { code, stderr } = await captureCli(args);
+    assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+    assert.doesNotMatch(stderr, /unexpected error/);
   }
 });
 

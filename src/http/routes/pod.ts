@@ -5,8 +5,6 @@
  * @module
  */
 
-import { encodeBase64Url } from "../../_util/encoding.ts";
-import { sha256 } from "../../_util/hash.ts";
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { PodHeaders } from "../../serving/pod_headers.ts";
@@ -180,9 +178,7 @@ async function serveVersion(
   if (registry.getBlobStream && !small) {
     body = await registry.getBlobStream(id);
     if (body === null) throw notFound(id);
-    // The stream is of the version current when it was opened, between
-    // the two reads of the record: when both name one version, it is it.
-    if ((await registry.getRecord(id))?.sha256 !== record.sha256) {
+    if (!await stillCurrent(record, context)) {
       await body.cancel();
       return null;
     }
@@ -219,7 +215,21 @@ async function blobOf(
 ): Promise<Uint8Array | null> {
   const bytes = await context.registry.getBlob(record.id);
   if (bytes === null) throw notFound(record.id);
-  return encodeBase64Url(sha256(bytes)) === record.sha256 ? bytes : null;
+  return await stillCurrent(record, context) ? bytes : null;
+}
+
+/**
+ * Whether `record` still names the pod's current version, read after its
+ * bytes were: bytes read between two reads of the record that name one
+ * version are that version's (versions only move forward: an update must
+ * be signed later, so no version comes back).
+ */
+async function stillCurrent(
+  record: PodRecord,
+  context: PodContext,
+): Promise<boolean> {
+  return (await context.registry.getRecord(record.id))?.sha256 ===
+    record.sha256;
 }
 
 /** A copy of the pod's ready `200`, its hit counted, or null. */
