@@ -4,7 +4,7 @@
  *
  *   deno task bench:scale                  # runs 1 to 4 (~10 minutes)
  *   deno task bench:scale --runs 1,4       # some of them
- *   deno task bench:scale --broker-flags "--ping-interval-ms 600000"
+ *   deno task bench:scale --broker-flags="--ping-interval-ms 600000"
  *
  * 1. the npm build under Node 22, one broker, no bus, 15,000 peers;
  * 2. Deno (src/mod.ts), one broker, 15,000 peers;
@@ -42,15 +42,23 @@ const RUNS: Record<
   "4": { runtime: "node", brokers: 6, peers: 16_500 },
 };
 
-const { values } = parseArgs({
-  options: {
-    runs: { type: "string", default: "1,2,3,4" },
-    seconds: { type: "string", default: "30" },
-    rate: { type: "string", default: "2000" },
-    out: { type: "string" },
-    "broker-flags": { type: "string", default: "" },
-  },
-});
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        runs: { type: "string", default: "1,2,3,4" },
+        seconds: { type: "string", default: "30" },
+        rate: { type: "string", default: "2000" },
+        out: { type: "string" },
+        // A value that starts with "--" is given with "=".
+        "broker-flags": { type: "string", default: "" },
+      },
+    });
+  } catch (error) {
+    console.error(`bench_scale: ${(error as Error).message.split("\n")[0]}`);
+    Deno.exit(2);
+  }
+})();
 const chosen = values.runs.split(",").map((s) => s.trim());
 for (const name of chosen) {
   if (!(name in RUNS)) {
