@@ -251,6 +251,8 @@ export function createBroker(options: ResolvedOptions): Broker {
         "",
         started,
         toProblem(error, options.logger),
+        undefined,
+        peerAddress,
       );
     }
     const match = podId === null ? matchRoute(path) : matchPodRoute!(path);

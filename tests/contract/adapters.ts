@@ -13,6 +13,8 @@ import {
   collect,
   type ContractApi,
   freePort,
+  parseRawResponse,
+  RawConnection,
   runCommand,
   startServer,
   tempDir,
@@ -228,6 +230,20 @@ test("issue 19 item 9: --access-log ip writes the peer address, or with --trust-
       const closed = new Promise((resolve) => (ws.onclose = resolve));
       ws.close();
       await closed;
+      // A request refused before routing (a Host that is not host[:port])
+      // is logged with its address too.
+      const conn = await RawConnection.open(broker.port);
+      try {
+        await conn.write(
+          "GET /health HTTP/1.1\r\nHost: a:99999\r\nConnection: close\r\n\r\n",
+        );
+        const answer = parseRawResponse(
+          await conn.readUntil((text) => parseRawResponse(text).complete),
+        );
+        assert.equal(answer.status, 400);
+      } finally {
+        await conn.close();
+      }
     } finally {
       stopped = await broker.stop();
     }
@@ -235,8 +251,8 @@ test("issue 19 item 9: --access-log ip writes the peer address, or with --trust-
     assert.deepEqual(
       loggedAddresses(stopped.stdout),
       trustProxy
-        ? ["127.0.0.1", "198.51.100.4", "127.0.0.1"]
-        : ["127.0.0.1", "127.0.0.1", "127.0.0.1"],
+        ? ["127.0.0.1", "198.51.100.4", "127.0.0.1", "127.0.0.1"]
+        : ["127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"],
       stopped.stdout,
     );
   }

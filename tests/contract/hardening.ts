@@ -10,6 +10,7 @@ import {
   announce,
   assertProblem,
   collect,
+  newSeed,
   parseRawResponse,
   RawConnection,
   signedPod,
@@ -238,7 +239,7 @@ test("security also: an aborted upload is logged at debug level, never as an err
   );
 });
 
-test("access log: bytes is the body size of /health, uploads and problems", async (api) => {
+test("access log: bytes is the body size of /health, uploads, updates and problems; an update is logged as PUT /:id", async (api) => {
   const [command, ...prefix] = api.cli;
   const child = spawn(command!, [
     ...prefix,
@@ -261,25 +262,43 @@ test("access log: bytes is the body size of /health, uploads and problems", asyn
     await until(() => /listening on http:\/\/[^"\s]+:\d+/.test(stderr));
     const port = /listening on http:\/\/[^"\s]+:(\d+)/.exec(stderr)![1];
     const url = `http://127.0.0.1:${port}`;
+    const seed = await newSeed(api);
+    const version = (day: string) =>
+      signedPod(
+        api,
+        `<p>${day}</p>`,
+        { createdAt: `2026-01-${day}T00:00:00Z` },
+        seed,
+      );
     const sizes: number[] = [];
+    const created = await upload(url, await version("01"));
+    const { id } = JSON.parse(new TextDecoder().decode(
+      new Uint8Array(await created.clone().arrayBuffer()),
+    ));
     for (
       const response of [
         await fetch(`${url}/health`),
-        await upload(url, await signedPod(api)),
+        created,
+        await fetch(`${url}/${id}`, {
+          method: "PUT",
+          headers: { "Content-Type": "text/html" },
+          body: await version("02"),
+        }),
         await fetch(`${url}/no/such/path`),
       ]
     ) {
       sizes.push((await response.arrayBuffer()).byteLength);
     }
-    await until(() => stdout.split("\n").length > 3);
+    await until(() => stdout.split("\n").length > 4);
     const logged = stdout.trim().split("\n").map((line) => JSON.parse(line));
     assert.deepEqual(
-      logged.map((line) => [line.route, line.status, line.bytes]),
-      [["/health", 200, sizes[0]], ["/pods", 201, sizes[1]], [
-        null,
-        404,
-        sizes[2],
-      ]],
+      logged.map((line) => [line.method, line.route, line.status, line.bytes]),
+      [
+        ["POST", "/pods", 201, sizes[1]],
+        ["GET", "/health", 200, sizes[0]],
+        ["PUT", "/:id", 200, sizes[2]],
+        ["GET", null, 404, sizes[3]],
+      ],
     );
   } finally {
     child.kill("SIGTERM");
