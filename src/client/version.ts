@@ -75,11 +75,9 @@ export async function checkForUpdate(
     await response.body?.cancel();
     throw new Error(`Cannot check for updates: HTTP ${response.status}`);
   }
-  const now = own ? await manifestOf(response) : await response.json();
-  const current = own ? now : {
-    contentSha256: now.contentSha256,
-    createdAt: now.createdAt ?? null,
-  };
+  const current = own
+    ? await manifestOf(response)
+    : versionOf(await response.json());
   if (!current?.contentSha256) {
     throw new Error("Cannot check for updates: no version in the answer");
   }
@@ -109,15 +107,24 @@ async function manifestOf(response: Response): Promise<PodVersion | null> {
   }
 }
 
+// A manifest slot's payload (base64 of the manifest's JSON).
 function parse(payload: string): PodVersion | null {
   try {
     const bytes = Uint8Array.from(atob(payload.trim()), (c) => c.charCodeAt(0));
-    const json = JSON.parse(new TextDecoder().decode(bytes));
-    return {
-      contentSha256: String(json.contentSha256),
-      createdAt: json.createdAt ?? null,
-    };
+    return versionOf(JSON.parse(new TextDecoder().decode(bytes)));
   } catch {
     return null;
   }
+}
+
+// The version a manifest or `/meta` names (both have these two fields).
+function versionOf(
+  json: { contentSha256?: unknown; createdAt?: string | null } | null,
+): PodVersion | null {
+  return json?.contentSha256
+    ? {
+      contentSha256: String(json.contentSha256),
+      createdAt: json.createdAt ?? null,
+    }
+    : null;
 }

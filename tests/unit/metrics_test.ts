@@ -245,13 +245,19 @@ Deno.test({
   },
 });
 
-Deno.test("the broker's route labels are its route table's patterns, whatever the path", async () => {
-  const broker = createBroker(resolveOptions({
+/** A broker with metrics and nothing else to say. */
+function metricsBroker(podDomain?: string) {
+  return createBroker(resolveOptions({
     registry: new MemoryRegistry(),
     logger: silentLogger,
     accessLog: "off",
     metrics: { port: 0 },
+    ...(podDomain === undefined ? {} : { podDomain }),
   }));
+}
+
+Deno.test("the broker's route labels are its route table's patterns, whatever the path", async () => {
+  const broker = metricsBroker();
   try {
     const paths = {
       "/pods": "/pods",
@@ -284,13 +290,7 @@ Deno.test("the broker's route labels are its route table's patterns, whatever th
 });
 
 Deno.test("a pod host's requests are labelled by its routes (/, /signal), and problem codes by the broker's table", async () => {
-  const broker = createBroker(resolveOptions({
-    registry: new MemoryRegistry(),
-    logger: silentLogger,
-    accessLog: "off",
-    metrics: { port: 0 },
-    podDomain: "pods.test",
-  }));
+  const broker = metricsBroker("pods.test");
   try {
     // An unknown pod's label: 404 from the pod host's own "/" route.
     const host = "http://aaaaaaaaaaaaaaaaaaaa.pods.test";

@@ -17,8 +17,9 @@ import {
 
 /**
  * Handles an update. An unknown or deleted id, and a pod the deny list
- * hides, are refused before a byte of the body is read. The broker routes `PUT` here only when its registry
- * has `updatePod` (else 405 with `Allow: GET, HEAD`).
+ * hides by its content, are refused before a byte of the body is read. The
+ * broker routes `PUT` here only when its registry has `updatePod` (else 405
+ * with `Allow: GET, HEAD`).
  *
  * @param request The `PUT /:id` request.
  * @param id The pod's id.
@@ -33,8 +34,9 @@ export async function handleUpdate(
   context: UploadContext,
 ): Promise<Response> {
   const current = await currentRecord(context.registry, id);
-  // A pod the deny list hides (by its key or by its content) stays taken
-  // down: its owner cannot bring it back at the same URL with new bytes.
+  // A pod the deny list hides by its content stays taken down: its owner
+  // cannot bring it back at the same URL with new bytes. (A denied key is
+  // refused as the new version's owner: 403 owner_denied.)
   if (context.denyList?.denies(current) === "content_denied") {
     throw new BrokerError(
       "pod_deleted",

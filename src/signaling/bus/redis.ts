@@ -260,7 +260,7 @@ export class RedisBus implements Bus {
       peerId,
       this.node,
       maxPeers,
-      this.#key("n:"),
+      this.#nodeChannel(""),
       session,
     ) as [number, string[]?];
     const [seq, members] = reply;
@@ -283,7 +283,7 @@ export class RedisBus implements Bus {
       this.#key("seq"),
       peerId,
       this.node,
-      this.#key("n:"),
+      this.#nodeChannel(""),
       session,
     );
   }
@@ -339,6 +339,7 @@ export class RedisBus implements Bus {
     return `${this.#prefix}${name}`;
   }
 
+  /** A broker's channel; with "", their common prefix (the scripts'). */
   #nodeChannel(node: string): string {
     return `${this.#prefix}n:${node}`;
   }
