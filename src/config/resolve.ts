@@ -12,7 +12,7 @@ import { scriptPolicyConflict } from "../serving/pod_headers.ts";
 import { KINDS } from "./kinds.ts";
 import type { OptionRowsOf, ResolvedFrom } from "./derive.ts";
 import { isOption, type OptionSpec, TABLE, type TableRow } from "./table.ts";
-import type { SignalServerOptions } from "./types.ts";
+import type { SignalingOptions, SignalServerOptions } from "./types.ts";
 
 /** Server options with every default applied. */
 export type ResolvedOptions =
@@ -122,7 +122,7 @@ export const DEFAULT_MAX_BLOB_BYTES: number = Number(defaultOf("maxBlobBytes"));
 
 /** Defaults of the signaling limits, from the options table. */
 export const DEFAULT_SIGNALING: Readonly<
-  Omit<ResolvedSignalingOptions, "allowedOrigins">
+  Required<Omit<SignalingOptions, "allowedOrigins">>
 > = Object.freeze(
   Object.fromEntries(
     TABLE.flatMap((row: TableRow) =>

@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
 import type * as Core from "../../src/core.ts";
+import type * as Adapter from "../../src/adapter.ts";
 import type * as BusRedis from "../../src/signaling/bus/redis.ts";
 import type * as RegistryPostgres from "../../src/registries/postgres.ts";
 import type { CreateSignalServer } from "../../src/cli/main.ts";
@@ -27,9 +28,10 @@ export type Runtime = "deno" | "node";
 
 /**
  * What a case gets: the package's public exports (`src/core.ts` plus the
- * runtime's `createSignalServer`), and how to reach the rest of it.
+ * runtime's `createSignalServer`), its unstable `adapter` subpath, and how to
+ * reach the rest of it.
  */
-export type ContractApi = typeof Core & {
+export type ContractApi = typeof Core & typeof Adapter & {
   /** The runtime's server: `adapters/deno.ts` or `adapters/node.ts`. */
   createSignalServer: CreateSignalServer;
   /** The Redis bus (the `bus-redis` subpath of the package). */

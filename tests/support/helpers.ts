@@ -4,6 +4,7 @@
 // here to the Deno build.
 import config from "../../deno.json" with { type: "json" };
 import * as mod from "../../src/mod.ts";
+import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import type { SignPodOptions } from "../../src/pod/sign.ts";
@@ -24,6 +25,7 @@ export const MOD: string =
 /** The Deno build as the contract suite sees it (tests/contract/). */
 export const DENO_API: support.ContractApi = {
   ...mod,
+  ...adapter,
   createRedisBus,
   PostgresRegistry,
   runtime: "deno",

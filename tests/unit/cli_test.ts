@@ -441,7 +441,7 @@ Deno.test("cli sign warns about remote references and a page past the default li
     remote.stderr,
     /^pod-broker: warning: .*page\.html: remote references the pod's policy blocks, line 2: 'https:\/\/cdn\.example\/x\.js' \(a pod loads nothing remote: download it into the folder, or npm install it\)\n$/,
   );
-  const { DEFAULT_MAX_BLOB_BYTES } = await import("../../src/core.ts");
+  const { DEFAULT_MAX_BLOB_BYTES } = await import("../../src/adapter.ts");
   const big = join(dir, "big.html");
   await Deno.writeTextFile(
     big,
