@@ -34,6 +34,8 @@ const CHUNK = 65_536;
 const HIGH_WATER = 1 << 20;
 /** How long a link may stay unconnected (new, or failed and restarting). */
 const GIVE_UP_MS = 30_000;
+/** How often the route is read where the browser does not say it changed. */
+const ROUTE_POLL_MS = 3_000;
 /** The largest control message (the hello). */
 const CONTROL_MAX = 1024;
 
@@ -108,6 +110,9 @@ export class Link {
   #parts: Uint8Array[] = [];
   #size = 0;
   #timer?: ReturnType<typeof setTimeout>;
+  #routeTimer?: ReturnType<typeof setInterval>;
+  /** The remote signature once closed. */
+  #remote: string | undefined;
   #closed = false;
   #id = "";
   #ready = false;
@@ -163,7 +168,13 @@ export class Link {
         clearTimeout(this.#timer);
         this.#route();
         const ice = pc.sctp?.transport.iceTransport;
-        if (ice) ice.onselectedcandidatepairchange = () => this.#route();
+        if (ice && "onselectedcandidatepairchange" in ice) {
+          ice.onselectedcandidatepairchange = () => this.#route();
+        } else {
+          // Firefox has no such event: read the route again now and then.
+          clearInterval(this.#routeTimer);
+          this.#routeTimer = setInterval(() => this.#route(), ROUTE_POLL_MS);
+        }
       } else if (state === "failed") {
         // Both ends may restart at once: perfect negotiation sorts it out.
         pc.restartIce();
@@ -179,7 +190,10 @@ export class Link {
    * has the first one's.
    */
   get remote(): string | undefined {
-    return signature(this.pc.remoteDescription?.sdp);
+    // Firefox throws on a closed connection's descriptions.
+    return this.#closed
+      ? this.#remote
+      : signature(this.pc.remoteDescription?.sdp);
   }
 
   /**
@@ -229,8 +243,11 @@ export class Link {
   /** Closes the connection; the host hears of it once. */
   close(): void {
     if (this.#closed) return;
+    this.#remote = this.remote;
+    void this.id; // known from here on
     this.#closed = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#routeTimer);
     this.#out = [];
     this.#parts = this.#early = [];
     this.dc.close();
@@ -290,8 +307,10 @@ export class Link {
   }
 
   async #route(): Promise<void> {
-    // Rejects once the connection is closed: then there is no route.
-    const stats = await this.pc.getStats().catch(() => new Map());
+    // Rejects (in Firefox, throws) once the connection is closed: then
+    // there is no route.
+    const stats = await Promise.resolve().then(() => this.pc.getStats())
+      .catch(() => new Map());
     let route: Route = null;
     stats.forEach((report) => {
       const pair = report.type === "transport" &&
