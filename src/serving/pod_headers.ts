@@ -51,8 +51,11 @@ export const DEFAULT_SANDBOX =
   "allow-scripts allow-forms allow-modals allow-downloads";
 
 /**
- * The default content policy. `connect-src` names the broker's signaling URL
- * explicitly, since older Safari does not let `'self'` match WebSocket schemes.
+ * The default content policy. `connect-src` names the broker's own origin,
+ * in its HTTP and WebSocket schemes, beside `'self'`: inside a sandboxed
+ * document WebKit matches `'self'` to nothing, and older Safari never lets
+ * it match a WebSocket scheme. So a pod reaches the broker it came from
+ * (signaling, its `/meta`) in every browser, and nothing else.
  *
  * @param signalUrl The broker's `ws://` or `wss://` signaling URL.
  * @param scriptHashes With the strict script policy: the `'sha256-…'`
@@ -83,10 +86,16 @@ export function defaultContentPolicy(
     "img-src data: blob:",
     "media-src data: blob:",
     "font-src data:",
-    `connect-src 'self' ${signalUrl}`,
+    `connect-src 'self' ${brokerOrigins(signalUrl)}`,
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
+}
+
+/** `http(s)://HOST ws(s)://HOST` of the signaling URL `ws(s)://HOST/signal`. */
+function brokerOrigins(signalUrl: string): string {
+  const ws = new URL(signalUrl).origin;
+  return `${ws.replace(/^ws/, "http")} ${ws}`;
 }
 
 /** Powerful features a chat pod does not need, all denied. */

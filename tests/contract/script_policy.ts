@@ -168,7 +168,9 @@ test("serving: the broker keeps its ready pod responses across Host names (no ca
       assert.match(
         got.headers.get("Content-Security-Policy") ?? "",
         new RegExp(
-          `connect-src 'self' ws://${host.replace(".", "\\.")}/signal`,
+          `connect-src 'self' http://${host.replace(".", "\\.")} ws://${
+            host.replace(".", "\\.")
+          };`,
         ),
       );
     }
