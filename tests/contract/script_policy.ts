@@ -271,3 +271,30 @@ test("security 10: pod-broker --script-policy hashes refuses a --csp the hashes 
     assert.match(run.stderr, reason);
   }
 });
+
+test("one pod, every broker: a signed inline event handler gets its hash under scriptPolicy 'hashes', and /meta says which policy the pod is served under", async (api) => {
+  const html = '<script>go()</script><button onclick="send()">Send</button>';
+  const hash = (text: string) =>
+    `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  for (const scriptPolicy of ["unsafe-inline", "hashes"] as const) {
+    await using t = await startServer(api, {
+      podHeaderOptions: { scriptPolicy },
+    });
+    const created = await (await upload(t.url, await signedPod(api, html)))
+      .json();
+    const meta = await (await fetch(`${t.url}/${created.id}/meta`)).json();
+    assert.equal(meta.scriptPolicy, scriptPolicy);
+    const served = await fetch(created.url);
+    await served.body?.cancel();
+    const src = scriptSrc(served);
+    if (scriptPolicy === "hashes") {
+      assert.ok(
+        src.includes(`${hash("go()")} 'unsafe-hashes' ${hash("send()")}`),
+        src,
+      );
+    } else {
+      assert.ok(src.includes("'unsafe-inline'"), src);
+      assert.ok(!src.includes("'unsafe-hashes'"), src);
+    }
+  }
+});

@@ -7,7 +7,11 @@
 
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
-import { PodHeaders } from "../../serving/pod_headers.ts";
+import {
+  PodHeaders,
+  SCRIPT_POLICIES,
+  type ScriptPolicy,
+} from "../../serving/pod_headers.ts";
 import { BrokerError, jsonResponse } from "../problem.ts";
 import type {
   ScriptHashCache,
@@ -41,6 +45,8 @@ export interface PodContext {
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** The script policy pods are served under, `/meta`'s `scriptPolicy`. */
+  scriptPolicy: ScriptPolicy;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -82,6 +88,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
     logger,
     denyList,
     podUrl: options.podUrl,
+    scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
   };
 }
 
@@ -288,6 +295,7 @@ export async function handleMeta(
     version: record.version ?? 1,
     updatedAt: record.updatedAt ?? record.uploadedAt,
     ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
+    scriptPolicy: context.scriptPolicy,
   }, { "Cache-Control": "no-cache" });
 }
 
