@@ -35,7 +35,7 @@ export interface PodHeaderOptions {
   /**
    * Sandbox tokens of the first Content-Security-Policy.
    * `allow-same-origin` is refused.
-   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
+   * @default {"allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox"}
    */
   sandbox?: string;
   /**
@@ -46,9 +46,17 @@ export interface PodHeaderOptions {
   scriptPolicy?: ScriptPolicy;
 }
 
-/** Sandbox tokens of the first Content-Security-Policy (no `allow-same-origin`). */
+/**
+ * Sandbox tokens of the first Content-Security-Policy (no
+ * `allow-same-origin`). A link with `target="_blank"` and `window.open()`
+ * open a window outside the sandbox (`allow-popups`,
+ * `allow-popups-to-escape-sandbox`), as on any page: a pod can navigate
+ * itself anyway, so a popup reaches nothing new. Forms fire their `submit`
+ * event (`allow-forms`), and `form-action 'none'` keeps them from sending
+ * anything anywhere.
+ */
 export const DEFAULT_SANDBOX =
-  "allow-scripts allow-forms allow-modals allow-downloads";
+  "allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox";
 
 /**
  * The default content policy. `connect-src` names the broker's own origin,

@@ -121,7 +121,7 @@ export const SAMPLE_HTML =
 
 /** The sandbox policy every pod response carries first. */
 export const SANDBOX_POLICY =
-  "sandbox allow-scripts allow-forms allow-modals allow-downloads; object-src 'none'; base-uri 'none'";
+  "sandbox allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox; object-src 'none'; base-uri 'none'";
 
 /** A fresh Ed25519 seed. */
 export async function newSeed(api: ContractApi): Promise<Uint8Array> {
