@@ -27,7 +27,7 @@ import { DEFAULT_MAX_BLOB_BYTES } from "../../src/config/options.ts";
 const SELF = "tests/unit/docs_test.ts";
 
 /** The most blocks that may be skipped, so that skipping stays the exception. */
-const MAX_SKIPPED = 20;
+const MAX_SKIPPED = 24;
 
 const where = (block: DocBlock) => `${block.page}:${block.line}`;
 
@@ -111,6 +111,36 @@ Deno.test("json blocks parse; promql names only the broker's metrics", async () 
       }
     }
   }
+});
+
+const PROMTOOL = "/usr/bin/promtool";
+
+Deno.test({
+  name: "yaml blocks are Prometheus configurations promtool accepts",
+  ignore: !existsSync(PROMTOOL) && !Deno.env.get("CI"),
+  async fn() {
+    const yaml = (await allBlocks()).filter((block) => block.lang === "yaml");
+    assert.ok(yaml.length > 0);
+    const dir = await Deno.makeTempDir({ prefix: "pod-docs-yaml-" });
+    try {
+      for (const block of yaml) {
+        const file = join(dir, "prometheus.yml");
+        await Deno.writeTextFile(file, block.text);
+        const out = await new Deno.Command(PROMTOOL, {
+          args: ["check", "config", file],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(
+          out.code,
+          0,
+          `${where(block)}: ${new TextDecoder().decode(out.stderr)}`,
+        );
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
 
 Deno.test("the HTTP reference has one error table, with every problem code and its status", async () => {
