@@ -123,7 +123,7 @@ Deno.test("tests/ import nothing from scripts/ (scripts may use tests/support)",
   assert.deepEqual(offenders, []);
 });
 
-/** The folders of src/ from the bottom layer up (README "Where things are"). */
+/** The folders of src/ from the bottom layer up (docs/development.md, "Where things are"). */
 const LAYERS = [
   "client", // runs in browsers, imports nothing
   "_util",
