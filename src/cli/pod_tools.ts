@@ -155,11 +155,7 @@ export async function publish(args: string[]): Promise<number> {
       body: pod as Uint8Array<ArrayBuffer>,
     });
   } catch (error) {
-    throw new UsageError(
-      `cannot reach ${endpoint.origin}: is the broker running? (${
-        networkCode(error)
-      })`,
-    );
+    throw unreachable(endpoint, error);
   }
   const body = await response.json().catch(() => null) as
     | { url?: string; code?: string; detail?: string }
@@ -196,6 +192,25 @@ async function keptName(
   return typeof body?.name === "string" ? body.name : undefined;
 }
 
+/**
+ * Why a broker could not be reached, in one line: a certificate the
+ * runtime does not trust (a private CA) says how to trust it, since
+ * "is the broker running?" would send the operator the wrong way.
+ */
+function unreachable(endpoint: URL, error: unknown): UsageError {
+  const code = networkCode(error);
+  if (/certificate|CERT|SELF_SIGNED|UNABLE_TO_(VERIFY|GET_ISSUER)/.test(code)) {
+    return new UsageError(
+      `cannot trust the TLS certificate of ${endpoint.origin} (${code}): ` +
+        "for a private CA, give its certificate with DENO_CERT=ca.pem or " +
+        "deno run --cert ca.pem (Node: NODE_EXTRA_CA_CERTS=ca.pem)",
+    );
+  }
+  return new UsageError(
+    `cannot reach ${endpoint.origin}: is the broker running? (${code})`,
+  );
+}
+
 /** The system's code for a failed fetch (`ECONNREFUSED`), or its reason. */
 function networkCode(error: unknown): string {
   // Node puts the socket's error (with its code) in `cause`; Deno's cause
@@ -206,6 +221,8 @@ function networkCode(error: unknown): string {
   const text = String(cause?.message ?? (error as Error).message ?? error);
   if (/Connection refused/i.test(text)) return "ECONNREFUSED";
   if (/dns error|Name or service not known/i.test(text)) return "ENOTFOUND";
+  const certificate = /invalid peer certificate: [^\n]*/.exec(text);
+  if (certificate !== null) return certificate[0].slice(0, 200);
   return text.split("\n")[0]!.slice(0, 200);
 }
 

@@ -3,7 +3,7 @@
  * flag that only the CLI has. Everything else is derived from it: the
  * checks and defaults of `resolveOptions` and the type `ResolvedOptions`
  * (`resolve.ts`), the CLI's flags, `--help` and conversions
- * (`cli/serve_flags.ts`), and the README's options table (`deno task docs`).
+ * (`cli/serve_flags.ts`), and the options table of docs/operators/options.md (`deno task docs`).
  * Adding an option is one row here plus its use.
  *
  * @module
@@ -144,7 +144,7 @@ export const TABLE = [
     orNull: true,
     defaultText: "off: pods share the broker's host",
     help:
-      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (README: An origin per pod); localhost for development",
+      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (docs/operators/pod-domain.md); localhost for development",
   },
   {
     key: "maxBlobBytes",
@@ -199,7 +199,7 @@ export const TABLE = [
     flag: "csp",
     arg: "STR",
     kind: "string",
-    defaultText: "see [pod headers](#get-id-and-head-id)",
+    defaultText: "the strict pod policy of docs/reference/http.md",
     help:
       "replaces the pods' content policy (the sandbox policy is always sent)",
   },
@@ -456,7 +456,7 @@ export const CLI_ONLY_FLAGS: readonly CliFlagSpec[] = ROWS.filter((
 ): row is CliFlagSpec => row.key === null);
 
 /**
- * The placeholder of a row's flag value in `--help` and the README: its
+ * The placeholder of a row's flag value in `--help` and the docs: its
  * `arg`, or its choices; none for a switch.
  */
 export function argOf(row: TableRow): string | undefined {
@@ -464,7 +464,7 @@ export function argOf(row: TableRow): string | undefined {
 }
 
 /**
- * How a row's default reads, written once for `--help` and the README: the
+ * How a row's default reads, written once for `--help` and the docs: the
  * `defaultText`, or the value (with MiB or KiB for a byte count).
  *
  * @returns The text, or undefined when there is no default to show.

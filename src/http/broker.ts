@@ -11,6 +11,7 @@ import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
+import { createFrontPage } from "./routes/front.ts";
 import { handleHealth } from "./routes/health.ts";
 import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
 import { handleUpload, type UploadContext } from "./routes/upload.ts";
@@ -138,7 +139,9 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   /** The route table: matching, 405s, preflights and metrics labels. */
+  const front = createFrontPage(options);
   const routes: Route[] = [
+    { pattern: "/", cors: false, methods: { GET: front, HEAD: front } },
     {
       pattern: "/pods",
       cors: true,

@@ -478,7 +478,6 @@ test("Wrong methods get 405 with Allow; unknown paths 404; /signal without upgra
     assert.equal(response.headers.get("Allow"), allow, `${method} ${path}`);
     await assertProblem(response, 405, "method_not_allowed");
   }
-  await assertProblem(await fetch(`${t.url}/`), 404, "not_found");
   await assertProblem(await fetch(`${t.url}/a/b/c`), 404, "not_found");
   const signal = await fetch(`${t.url}/signal`);
   assert.equal(signal.headers.get("Upgrade"), "websocket");

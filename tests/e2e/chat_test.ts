@@ -15,7 +15,7 @@ chromiumNotice("the browser end-to-end test");
 browserTest(
   "chat pod: two browsers chat through the broker, then without it",
   async () => {
-    // The README's picture is of the built chat (tests/e2e/examples_test.ts
+    // The tutorial's picture is of the built chat (tests/e2e/examples_test.ts
     // with UPDATE_SCREENSHOT=1); this one is of the hand-written chat.html.
     const screenshot = await Deno.makeTempFile({ suffix: ".png" });
     await runJourneyOk(JOURNEY, [screenshot]);

@@ -17,7 +17,7 @@ chromiumNotice("the examples' browser test");
 browserTest(
   "examples: the built file drop sends 3 MB with progress, the built chat talks both ways and without the broker",
   async () => {
-    // UPDATE_SCREENSHOT=1 refreshes the README's picture of the built chat.
+    // UPDATE_SCREENSHOT=1 refreshes the tutorial's picture of the built chat.
     const shots = await Deno.makeTempDir({ prefix: "pod-shots-" });
     await runJourneyOk(JOURNEY, [shots]);
     const chat = join(shots, "chat.png");

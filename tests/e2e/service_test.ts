@@ -1,4 +1,4 @@
-// The README's systemd unit ("Running as a service"), run without systemd:
+// The systemd unit of docs/operators/service.md, run without systemd:
 // its ExecStart started as written (paths replaced with temporary ones), on
 // Deno and, with the packed npm package, on Node 22; the
 // broker's own PID in its first log line, ExecReload's SIGHUP reloading the
@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { signedPod } from "../support/helpers.ts";
+import { blocksRunBy } from "../support/doc_blocks.ts";
 import {
   ensureTarball,
   installTarball,
@@ -16,16 +17,16 @@ import { parsePod } from "../../src/pod/format.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
-/** The `[Service]` settings of the README's unit, and its Node ExecStart. */
-async function readmeUnit(): Promise<
+/** The `[Service]` settings of the docs' unit, and its Node ExecStart. */
+async function documentedUnit(): Promise<
   { settings: Map<string, string>; nodeExecStart: string }
 > {
-  const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-  const section = readme.slice(readme.indexOf("### Running as a service"));
-  const [unit, node] = [...section.matchAll(/```ini\n([\s\S]*?)```/g)].map((
-    match,
-  ) => match[1]!);
-  assert.ok(unit && node, "README.md has the service unit and its Node line");
+  const [unit, node] = (await blocksRunBy(
+    "docs/operators/service.md",
+    "ini",
+    import.meta.url,
+  )).map((block) => block.text);
+  assert.ok(unit && node, "service.md has the unit and its Node line");
   const settings = new Map<string, string>();
   for (const line of unit.split("\n")) {
     const match = /^([A-Za-z]+)=(.*)$/.exec(line);
@@ -169,8 +170,8 @@ function environment(settings: Map<string, string>): Record<string, string> {
   return { [key!]: value! };
 }
 
-Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
-  const { settings } = await readmeUnit();
+Deno.test("the documented systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
+  const { settings } = await documentedUnit();
   assert.equal(settings.get("ExecReload"), "/bin/kill -HUP $MAINPID");
   assert.equal(settings.get("WorkingDirectory"), "/opt/pod-broker");
   await runService(
@@ -183,11 +184,11 @@ Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP rel
 
 Deno.test({
   name:
-    "the README's Node ExecStart runs the npm package's entry: PID logged, HUP reloads, TERM exits 0",
+    "the documented Node ExecStart runs the npm package's entry: PID logged, HUP reloads, TERM exits 0",
   // Builds (or reuses) and installs the npm package, as the contract suite
   // on Node does.
   async fn() {
-    const { settings, nodeExecStart } = await readmeUnit();
+    const { settings, nodeExecStart } = await documentedUnit();
     const project = await installTarball(await ensureTarball());
     try {
       await runService(

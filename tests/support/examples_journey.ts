@@ -268,7 +268,7 @@ async function chat(
   assert.deepEqual(hook, [a.id, 1, { [b.id]: "direct" }]);
 }
 
-/** Both tabs in one picture, as the README shows the chat. */
+/** Both tabs in one picture, as the tutorial shows the chat. */
 async function sideBySide(
   browser: Browser,
   tabs: Tab[],

@@ -124,9 +124,10 @@ Deno.test("tests/ import nothing from scripts/ (scripts may use tests/support)",
 });
 
 /**
- * The layers of src/ from the bottom up: its folders, with its top-level
- * files as two layers of their own (`version.ts`, a leaf, and the entry
- * points, which nothing under them may import).
+ * The layers of src/ from the bottom up (docs/development.md, "Where things
+ * are"): its folders, with its top-level files as two layers of their own
+ * (`version.ts`, a leaf, and the entry points, which nothing under them may
+ * import).
  */
 const LAYERS = [
   "client", // runs in browsers, imports nothing
