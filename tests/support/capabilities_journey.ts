@@ -62,7 +62,7 @@ const EVERYWHERE: Record<string, RegExp> = {
   wsOther: /^ERR /,
   clipboardWriteOnClick: /^ok written$/,
   clipboardRead: /^ERR NotAllowedError/,
-  windowOpen: /^ok null$/,
+  windowOpen: /^ok window$/,
   alert: /^ok function$/,
   formSubmitEvent: /^ok submit event, prevented$/,
   formNavigation: /^ok still here$/,
