@@ -1,7 +1,8 @@
 /**
  * Where the browser client (`pod-broker/client`) is: the module `build`
  * bundles for it, and the module a pod folder's `deno.json` maps it to,
- * so that `deno check` finds its types. One place decides both.
+ * so that `deno check` finds its types (on npm, each compiled module names
+ * its `.d.ts` with `@ts-self-types`). One place decides both.
  *
  * @module
  */
@@ -31,18 +32,4 @@ export function clientUrl(client: string | URL | undefined): URL {
   return /^(?:file|https?):/i.test(client)
     ? new URL(client)
     : pathToFileURL(resolve(client));
-}
-
-/**
- * What a pod folder's `deno.json` maps `pod-broker/client` to: the
- * client's TypeScript source, or on npm its declarations (`mod.d.ts`).
- * `deno check app.ts` then type-checks the app against the very client
- * that `build` bundles.
- *
- * @returns A URL, as text.
- */
-export function clientTypesUrl(): string {
-  return COMPILED
-    ? new URL("../client/mod.d.ts", import.meta.url).href
-    : DEFAULT_CLIENT.href;
 }

@@ -12,7 +12,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { encodeBase64Url } from "../_util/encoding.ts";
-import { clientTypesUrl } from "../build/client_url.ts";
+import { DEFAULT_CLIENT } from "../build/client_url.ts";
 import { generateKeyPair, publicKeyFromSeed } from "../pod/ed25519.ts";
 import { encodePrivateKeyPem } from "../pod/keys.ts";
 import { parse, print, readKey } from "./io.ts";
@@ -55,7 +55,7 @@ export async function init(args: string[]): Promise<number> {
   await mkdir(dir, { recursive: true });
   const config = {
     pod: { key: displayPath(key.path), name },
-    imports: { "pod-broker/client": clientTypesUrl() },
+    imports: { "pod-broker/client": DEFAULT_CLIENT.href },
     compilerOptions: { lib: ["dom", "dom.iterable", "esnext"] },
   };
   const files: Record<string, string> = {

@@ -64,18 +64,27 @@ Deno.test("init makes a pod folder that deno check passes, its key outside it, m
     assert.doesNotMatch(await readFile(join(dir, file), "utf8"), /PRIVATE KEY/);
   }
 
-  // deno check of the app, in the folder: pod-broker/client resolves, typed.
-  const checked = await new Deno.Command(Deno.execPath(), {
-    args: ["check", "app.ts"],
-    cwd: dir,
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  assert.equal(
-    checked.code,
-    0,
-    new TextDecoder().decode(checked.stderr),
+  // deno check of the app, in the folder: pod-broker/client resolves, typed
+  // (a wrong type of the client's is an error, not an `any`).
+  const check = async (file: string) => {
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["check", file],
+      cwd: dir,
+      stdin: "null",
+      env: { NO_COLOR: "1" },
+    }).output();
+    return { code, stderr: new TextDecoder().decode(stderr) };
+  };
+  const checked = await check("app.ts");
+  assert.equal(checked.code, 0, checked.stderr);
+  await writeFile(
+    join(dir, "wrong.ts"),
+    'import { joinRoom } from "pod-broker/client";\nconst id: number = (await joinRoom()).peerId;\nconsole.log(id);\n',
   );
+  const wrong = await check("wrong.ts");
+  assert.equal(wrong.code, 1);
+  assert.match(wrong.stderr, /TS2322/);
+  await Deno.remove(join(dir, "wrong.ts"));
 
   // A second folder reuses the key.
   const second = await cliIn(config, ["init", join(temp.path, "second")]);
