@@ -19,9 +19,11 @@ import { stat } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { encodeBase64Url } from "../_util/encoding.ts";
+import { oneLine } from "../_util/text.ts";
 import { sha256 } from "../_util/hash.ts";
 import { OptionError } from "../config/options.ts";
 import type { SignalServer } from "../config/types.ts";
+import { BundlerError } from "../build/mod.ts";
 import { createPod, replacePod } from "../http/create_pod.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { MemoryRegistry } from "../registries/memory.ts";
@@ -44,10 +46,25 @@ const DEV_ROOM = "dev";
  *
  * @param args The arguments after `dev`.
  * @param createSignalServer The runtime's server factory.
- * @returns 0 after Ctrl-C.
+ * @returns 0 after Ctrl-C; 1 when the bundler (esbuild) cannot run here.
  * @throws {UsageError} For a bad flag, a missing page, a port in use.
  */
 export async function dev(
+  args: string[],
+  createSignalServer: CreateSignalServer,
+): Promise<number> {
+  try {
+    return await serveFolder(args, createSignalServer);
+  } catch (error) {
+    if (!(error instanceof BundlerError)) throw error;
+    // The machine, not the folder: exit 1, on one line (as build does).
+    stderr(`pod-broker: ${oneLine(error.message)}\n`);
+    return 1;
+  }
+}
+
+/** {@linkcode dev}, but for a bundler that cannot run. */
+async function serveFolder(
   args: string[],
   createSignalServer: CreateSignalServer,
 ): Promise<number> {
@@ -78,19 +95,67 @@ export async function dev(
       if (level !== "info") stderr(`pod-broker dev: ${level}: ${message}\n`);
     },
   });
-  const id = folderId(folder);
+  try {
+    const id = folderId(folder);
+    const rebuild = rebuilder({
+      entry,
+      script,
+      seed,
+      name: settings?.name,
+      registry,
+      id,
+    });
+    await rebuild();
+    stderr(
+      `pod-broker dev: serving ${entry}, signed with ${
+        settings?.key ? displayPath(settings.key) : "a throwaway key"
+      }${values.opaque ? ", on the broker's host (--opaque)" : ""}\n`,
+    );
+    process.stdout.write(`${await podUrl(server, id)}#${DEV_ROOM}\n`);
+    stderr(
+      "pod-broker dev: open that URL in two tabs (two peers of one room); each save reloads them; Ctrl-C stops\n",
+    );
+    const watcher = watchFolder(folder, rebuild);
+    const signal = await new Promise<string>((done) => {
+      process.once("SIGINT", () => done("SIGINT"));
+      process.once("SIGTERM", () => done("SIGTERM"));
+    });
+    watcher.close();
+    stderr(`pod-broker dev: stopped (${signal})\n`);
+  } finally {
+    await server.close();
+  }
+  return 0;
+}
+
+/** What one rebuild needs. */
+interface RebuildOptions {
+  entry: string;
+  script: string;
+  seed: Uint8Array;
+  name: string | undefined;
+  registry: MemoryRegistry;
+  id: string;
+}
+
+/**
+ * A rebuild of the folder: built, signed later than the last version, and
+ * stored as pod `id` (made the first time, then updated through the
+ * broker's own update code); a build that changed nothing is not stored.
+ */
+function rebuilder(options: RebuildOptions): () => Promise<void> {
+  const { entry, script, seed, name, registry, id } = options;
   let stored: { createdAt: string; html: string } | undefined;
-  const rebuild = async () => {
+  return async () => {
     const started = performance.now();
     const built = await buildForDev(entry, script);
+    const kind = built.failed ? "error" : "warning";
     for (const line of built.lines) {
-      stderr(
-        `pod-broker dev: ${built.failed ? "error" : "warning"}: ${line}\n`,
-      );
+      stderr(`pod-broker dev: ${kind}: ${line}\n`);
     }
-    if (built.html === stored?.html) return; // a save that changed nothing
+    if (built.html === stored?.html) return;
     const { pod, createdAt } = await signForDev(built.html, seed, {
-      name: settings?.name,
+      name,
       after: stored?.createdAt,
     });
     if (stored === undefined) {
@@ -106,26 +171,6 @@ export async function dev(
         } bytes)\n`,
     );
   };
-  await rebuild();
-  const url = await podUrl(server, id);
-  stderr(
-    `pod-broker dev: serving ${entry}, signed with ${
-      settings?.key ? displayPath(settings.key) : "a throwaway key"
-    }${values.opaque ? ", on the broker's host (--opaque)" : ""}\n`,
-  );
-  process.stdout.write(`${url}#${DEV_ROOM}\n`);
-  stderr(
-    "pod-broker dev: open that URL in two tabs (two peers of one room); each save reloads them; Ctrl-C stops\n",
-  );
-  const watcher = watchFolder(folder, rebuild);
-  const signal = await new Promise<string>((done) => {
-    process.once("SIGINT", () => done("SIGINT"));
-    process.once("SIGTERM", () => done("SIGTERM"));
-  });
-  watcher.close();
-  stderr(`pod-broker dev: stopped (${signal})\n`);
-  await server.close();
-  return 0;
 }
 
 /** The page: ENTRY.html as given, or DIR/index.html. */
