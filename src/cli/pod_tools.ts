@@ -8,6 +8,7 @@
  */
 
 import { writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import process from "node:process";
 import { encodeBase64Url } from "../_util/encoding.ts";
 import { isPodId } from "../_util/id.ts";
@@ -26,6 +27,7 @@ import {
   readKey,
   stderr,
 } from "./io.ts";
+import { findPodFolder } from "./pod_folder.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** `keygen [--out FILE]`: a fresh key as PKCS#8 PEM. */
@@ -124,6 +126,9 @@ export async function publish(args: string[]): Promise<number> {
     throw new UsageError(`Cannot use --update '${update}': not a pod id`);
   }
   const input = onePositional(positionals, "publish");
+  // Without --key, the key the pod folder's deno.json names (pod-broker init).
+  const key = values.key ??
+    (await findPodFolder(dirname(resolve(input))))?.key;
   let base: URL;
   try {
     base = new URL(
@@ -135,16 +140,16 @@ export async function publish(args: string[]): Promise<number> {
   const endpoint = new URL(update ?? "pods", base);
   let pod: Uint8Array;
   if (update !== undefined) {
-    pod = values.key === undefined
+    pod = key === undefined
       ? await readBytes(input)
-      : await signFile(input, await readKey(values.key), {
+      : await signFile(input, await readKey(key), {
         name: values.name ?? await keptName(input, base, update),
         "created-at": true,
       });
   } else {
-    const seed = values.key === undefined
+    const seed = key === undefined
       ? (await generateKeyPair()).seed
-      : await readKey(values.key);
+      : await readKey(key);
     pod = await signFile(input, seed, values);
   }
   let response: Response;
@@ -168,7 +173,7 @@ export async function publish(args: string[]): Promise<number> {
     stderr(`pod-broker: ${oneLine(`${what} refused: ${reason}`)}\n`);
     return 1;
   }
-  if (update === undefined && values.key === undefined) {
+  if (update === undefined && key === undefined) {
     stderr(
       "pod-broker: signed with a fresh key (pass --key FILE to keep one)\n",
     );

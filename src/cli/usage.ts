@@ -22,6 +22,8 @@ export type Command =
   | "verify"
   | "publish"
   | "build"
+  | "init"
+  | "dev"
   | "list"
   | "delete";
 
@@ -61,8 +63,9 @@ about a page larger than a broker's default limit.`,
 the time becomes the time of signing) and uploads it to the broker at URL;
 prints the pod's URL. With --update ID it replaces pod ID (PUT /ID) instead:
 with --key the file is re-signed with a fresh time, keeping its name (else
-the stored pod's); without --key it is sent as signed. Exit 1 when the
-broker refuses it.`,
+the stored pod's); without --key it is sent as signed. Without --key, the
+key a pod folder's deno.json names is used ('pod-broker init'; the folder of
+POD.html or one above it). Exit 1 when the broker refuses it.`,
   },
   build: {
     synopsis:
@@ -72,9 +75,40 @@ broker refuses it.`,
       `Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
 fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
 --out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
-'pod-broker keygen' writes) the output is a signed pod; --name and
---created-at set its manifest's name and time. Remote references are errors:
-download the file into the folder, or npm install the package.`,
+'pod-broker keygen' writes), or the key a pod folder's deno.json names
+('pod-broker init'), the output is a signed pod; --name and --created-at set
+its manifest's name and time. Remote references are errors: download the
+file into the folder, or npm install the package. Nothing outside the page's
+folder is read (links resolved) but packages in node_modules, and a key file
+is never inlined.`,
+  },
+  init: {
+    synopsis: "pod-broker init [DIR] [--key FILE]",
+    summary: "make a pod folder ready for dev and build",
+    details:
+      `Writes index.html, app.ts, style.css and deno.json into DIR (the current
+folder by default; it must be empty or missing). deno.json maps
+pod-broker/client to the client build bundles, with its types, so 'deno
+check app.ts' works, and names the author key in its "pod" member, so build,
+dev and publish sign without --key. The key lives outside the folder: FILE
+with --key, else $XDG_CONFIG_HOME/pod-broker/keys/author.pem
+(~/.config/pod-broker/keys/author.pem), made on first use (mode 0600) and
+reused after. Exit 2 when DIR is not empty.`,
+  },
+  dev: {
+    synopsis:
+      "pod-broker dev [ENTRY.html | DIR] [--port N] [--hostname H] [--opaque]",
+    summary: "serve a pod folder live: rebuilt on save, open tabs reload",
+    details:
+      `Runs a local broker (memory registry) that builds ENTRY.html (DIR/index.html;
+the current folder by default), signs it with the folder's key (a throwaway
+one without) and serves it as a published pod, with the same headers: on its
+own origin, http://LABEL.localhost:PORT/, or with --opaque at /ID on the
+broker's host, as a broker without --pod-domain does. Every save rebuilds
+it and open tabs reload; a build error shows in the terminal and in the
+page. Two tabs of the printed URL (its #dev fragment names the room) are two
+peers of one room. --port defaults to 8787 (0: any free port); --hostname
+to 127.0.0.1. Stop it with Ctrl-C.`,
   },
   list: {
     synopsis:

@@ -285,6 +285,8 @@ Deno.test("cli: every sub-command answers --help with its own usage, exit 0", as
   assert.deepEqual(names.sort(), [
     "build",
     "delete",
+    "dev",
+    "init",
     "keygen",
     "list",
     "publish",
