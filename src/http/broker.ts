@@ -93,7 +93,8 @@ export function createBroker(options: ResolvedOptions): Broker {
     : new PodHosts(options.podDomain, options);
   const podUrl = podHosts?.urlOf.bind(podHosts);
 
-  const health = () => handleHealth(hub.stats, startedAt);
+  const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
+  const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
   // The broker's pod caches (headers, ready responses, script hashes).
   const pods = createPodContext({ ...options, podUrl });
   const pod = (input: RouteRequest) =>
@@ -166,7 +167,6 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchRoute = createRouteMatcher(routes);
   const podRoutes = podHosts?.routes(admit) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
-  const ownBase = { ...options, baseUrl: null };
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -239,11 +239,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       path = target.path;
       baseUrl = baseUrlOf(request, target.origin, options);
       // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(
-        options.baseUrl === null
-          ? baseUrl
-          : baseUrlOf(request, target.origin, ownBase),
-      ) ?? null;
+      podId = podHosts?.idOf(target.origin) ?? null;
     } catch (error) {
       return observe(
         request,
