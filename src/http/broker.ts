@@ -92,6 +92,13 @@ export function createBroker(options: ResolvedOptions): Broker {
     ? null
     : new PodHosts(options.podDomain, options);
   const podUrl = podHosts?.urlOf.bind(podHosts);
+  if (podHosts && options.podDomainPsl === "unlisted") {
+    options.logger(
+      "warn",
+      "The pod domain is not on the Public Suffix List yet: any pod can set cookies for every pod, and with them make every pod host refuse a visitor",
+      { podDomain: options.podDomain },
+    );
+  }
 
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
   const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);

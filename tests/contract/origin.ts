@@ -12,6 +12,7 @@ import {
   upload,
 } from "./_support.ts";
 import { labelOf, requestAs } from "./pod_domain.ts";
+import { runUntilListening } from "./script_policy.ts";
 
 const { cases, test } = collect();
 
@@ -105,4 +106,65 @@ test("security round 3, 8: with podDomain and trustProxy, X-Forwarded-Host canno
       : `wss://${podHost}:8443/signal`;
     assert.ok(policies.includes(`connect-src 'self' ${signal}`), policies);
   }
+});
+
+test("security round 3, 6: a public pod domain needs podDomainPsl (listed or unlisted), else the broker refuses to start", async (api) => {
+  await assert.rejects(
+    () => startServer(api, { podDomain: "pods.example.com" }),
+    (error: Error) =>
+      error instanceof TypeError && /'podDomainPsl'/.test(error.message) &&
+      /pods\.example\.com is on the Public Suffix List/.test(error.message),
+  );
+  for (const podDomainPsl of ["unlisted", "listed"] as const) {
+    const warnings: unknown[] = [];
+    await using t = await startServer(api, {
+      podDomain: "pods.example.com",
+      podDomainPsl,
+      logger: (level, _message, fields) => {
+        if (level === "warn") warnings.push(fields?.podDomain);
+      },
+    });
+    assert.deepEqual(
+      warnings,
+      podDomainPsl === "unlisted" ? ["pods.example.com"] : [],
+    );
+    const port = t.server.port;
+    const created = await (await upload(t.url, await signedPod(api))).json();
+    assert.equal(
+      created.podUrl,
+      `http://${labelOf(created.id)}.pods.example.com:${port}/`,
+    );
+    const served = await requestAs(
+      port,
+      `${labelOf(created.id)}.pods.example.com`,
+      "/",
+    );
+    assert.equal(served.status, 200, podDomainPsl);
+  }
+  // Names the public internet never resolves need no answer.
+  for (
+    const podDomain of ["localhost", "pods.test", "x.example", "y.invalid"]
+  ) {
+    await using t = await startServer(api, { podDomain });
+    assert.equal((await fetch(`${t.url}/health`)).status, 200, podDomain);
+  }
+  const flags = ["--registry", "memory", "--port", "0", "--hostname"];
+  const refused = await runUntilListening(api, [
+    ...flags,
+    "127.0.0.1",
+    "--pod-domain",
+    "pods.example.com",
+  ]);
+  assert.equal(refused.code, 2, refused.stdout + refused.stderr);
+  assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+  assert.match(refused.stderr, /--pod-domain-psl/);
+  const started = await runUntilListening(api, [
+    ...flags,
+    "127.0.0.1",
+    "--pod-domain",
+    "pods.example.com",
+    "--pod-domain-psl",
+    "unlisted",
+  ]);
+  assert.equal(started.code, -1, started.stdout + started.stderr);
 });
