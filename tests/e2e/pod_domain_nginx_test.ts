@@ -40,12 +40,16 @@ interface Answer {
   body: string;
 }
 
-/** GET over TLS to 127.0.0.1:`port`, naming `host` in SNI and Host. */
+/**
+ * GET over TLS to 127.0.0.1:`port`, naming `host` in SNI and Host, with
+ * `headers` too.
+ */
 function get(
   port: number,
   host: string,
   path: string,
   ca: string,
+  headers: Record<string, string> = {},
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request({
@@ -54,7 +58,7 @@ function get(
       path,
       servername: host,
       ca,
-      headers: { Host: `${host}:${port}` },
+      headers: { ...headers, Host: `${host}:${port}` },
       agent: false,
     }, (res) => {
       const chunks: Buffer[] = [];
@@ -86,9 +90,12 @@ Deno.test({
     const dir = await Deno.makeTempDir({ prefix: "pod-domain-nginx-" });
     // nginx's workers may run as another user: they read the temp dirs.
     await Deno.chmod(dir, 0o755);
+    // trustProxy as well: whatever the block passes on as X-Forwarded-Host
+    // must not make the broker host a pod host.
     await using broker = await startServer({
       podDomain: "pods.test",
       baseUrl: "https://broker.test",
+      trustProxy: true,
     });
     let nginx: Deno.ChildProcess | undefined;
     try {
@@ -172,6 +179,16 @@ Deno.test({
       // And the broker's routes are not a pod host's.
       assert.equal((await get(port, podHost, "/health", ca)).status, 404);
       assert.equal((await get(port, "broker.test", "/health", ca)).status, 200);
+      // A client's X-Forwarded-Host does not turn the broker host into a
+      // pod host (with allow-same-origin at the broker's origin).
+      const forged = await get(port, "broker.test", "/", ca, {
+        "X-Forwarded-Host": podHost,
+      });
+      assert.equal(forged.status, 404, forged.body);
+      assert.doesNotMatch(
+        String(forged.headers["content-security-policy"]),
+        /allow-same-origin/,
+      );
     } finally {
       if (nginx !== undefined) {
         nginx.kill("SIGQUIT");
