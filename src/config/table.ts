@@ -15,7 +15,10 @@ import {
   SCRIPT_POLICIES,
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
-import { POD_DOMAIN_LISTINGS } from "../serving/pod_origin.ts";
+import {
+  POD_DOMAIN_LISTINGS,
+  type PodDomainListing,
+} from "../serving/pod_origin.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
 
 export type { OptionKind } from "./kinds.ts";
@@ -151,7 +154,7 @@ export const TABLE = [
     key: "podDomainPsl",
     flag: "pod-domain-psl",
     kind: "choice",
-    choices: POD_DOMAIN_LISTINGS,
+    choices: POD_DOMAIN_LISTINGS as readonly PodDomainListing[],
     orNull: true,
     defaultText: "none: required with a pod domain reachable in public",
     help:
