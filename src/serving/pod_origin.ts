@@ -72,7 +72,7 @@ const PRIVATE_TLDS = ["localhost", "test", "example", "invalid"];
  * domain is on the Public Suffix List, browsers take it for one site: any
  * pod may set cookies on the domain itself, which every pod host then
  * receives. That is cookie tossing, and a denial of service no broker can
- * undo: a pod sets about 600 KB of cookies (Chromium keeps 180 per domain,
+ * undo: a pod sets about 600 KB of cookies (Chromium keeps up to 180 per domain,
  * 4 KiB each) and every pod host answers that visitor 431 or 400 from
  * `node:http` (16 KiB), `Deno.serve` (under 100 KB) or the front (nginx,
  * 8 KiB a line), before any route runs, until the cookies expire or the
