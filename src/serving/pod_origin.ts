@@ -72,11 +72,11 @@ const PRIVATE_TLDS = ["localhost", "test", "example", "invalid"];
  * domain is on the Public Suffix List, browsers take it for one site: any
  * pod may set cookies on the domain itself, which every pod host then
  * receives. That is cookie tossing, and a denial of service no broker can
- * undo: a pod sets about 600 KB of cookies (Chromium keeps up to 180 per domain,
- * 4 KiB each) and every pod host answers that visitor 431 or 400 from
- * `node:http` (16 KiB), `Deno.serve` (under 100 KB) or the front (nginx,
- * 8 KiB a line), before any route runs, until the cookies expire or the
- * visitor clears them. So the operator must say whether the domain is
+ * undo: a pod sets about 600 KB of cookies (Chromium keeps up to 180 a
+ * domain, 4 KiB each) and every pod host answers that visitor 431 or 400
+ * from `node:http` (16 KiB of headers), `Deno.serve` (64 KB in one header)
+ * or the front (nginx, 8 KiB a line), before any route runs, until the
+ * cookies expire or the visitor clears them. So the operator must say whether the domain is
  * listed; `"unlisted"` serves pods anyway, with that risk accepted.
  * `localhost` and the other names of {@linkcode PRIVATE_TLDS} are exempt.
  *
