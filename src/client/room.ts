@@ -15,6 +15,7 @@ import {
   TEXT,
 } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import { spend } from "./budget.ts";
 import {
   type ConnectionInfo,
   RoomEvent,
@@ -45,6 +46,14 @@ export interface JoinOptions {
    * @default {16 MiB}
    */
   maxMessageBytes?: number;
+  /**
+   * The room's receive budget: the most its links may hold together of
+   * messages still arriving, in bytes. Past it, the peer holding the most
+   * has its link closed (`peerleave`), so what peers can make the tab hold
+   * does not grow with their number.
+   * @default {4 × maxMessageBytes: 64 MiB}
+   */
+  maxReceiveBytes?: number;
 }
 
 /** Options of {@linkcode Room.send}. */
@@ -91,6 +100,7 @@ export class Room extends EventTarget {
   #session: string;
   #rtc: RTCConfiguration;
   #max: number;
+  #budget: number;
   #cert?: RTCCertificate;
   #signaling?: Signaling;
   #ice: RTCIceServer[] = [];
@@ -110,7 +120,8 @@ export class Room extends EventTarget {
    * @param options Session, signaling URL, connection settings.
    * @param done Called once: on the first join, or with the reason it failed.
    * @throws {TypeError} When `options.session` is not a valid session, or
-   * `options.maxMessageBytes` not a positive number.
+   * `options.maxMessageBytes` or `options.maxReceiveBytes` not a positive
+   * number.
    */
   constructor(
     options: JoinOptions = {},
@@ -124,6 +135,10 @@ export class Room extends EventTarget {
     const max = this.#max = options.maxMessageBytes ?? 1 << 24;
     if (!(max > 0)) {
       throw new TypeError(`Cannot join: invalid maxMessageBytes ${max}`);
+    }
+    const budget = this.#budget = options.maxReceiveBytes ?? 4 * max;
+    if (!(budget > 0)) {
+      throw new TypeError(`Cannot join: invalid maxReceiveBytes ${budget}`);
     }
     this.#session = session;
     this.#rtc = options.rtc ?? {};
@@ -338,6 +353,7 @@ export class Room extends EventTarget {
             iceServers: [...this.#rtc.iceServers ?? [], ...this.#ice],
           }),
           max: this.#max,
+          grew: () => spend(this.#all, this.#budget),
           opened: (link) => {
             link.send(
               CONTROL | LAST,

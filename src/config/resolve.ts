@@ -9,6 +9,7 @@
 import { createIceServerSource, type IceServer } from "../signaling/ice.ts";
 import { OptionError } from "./errors.ts";
 import { scriptPolicyConflict } from "../serving/pod_headers.ts";
+import { podDomainListingConflict } from "../serving/pod_origin.ts";
 import { KINDS } from "./kinds.ts";
 import type { OptionRowsOf, ResolvedFrom } from "./derive.ts";
 import { isOption, type OptionSpec, TABLE, type TableRow } from "./table.ts";
@@ -96,6 +97,11 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
   // Options that are valid alone but not together.
   const scripts = scriptPolicyConflict(resolved.podHeaderOptions);
   if (scripts !== null) throw new OptionError("podHeaderOptions.csp", scripts);
+  const listing = podDomainListingConflict(
+    resolved.podDomain,
+    resolved.podDomainPsl,
+  );
+  if (listing !== null) throw new OptionError("podDomainPsl", listing);
   return {
     ...resolved,
     iceServersFor: createIceServerSource(resolved.iceServers, resolved.turn),

@@ -15,6 +15,10 @@ import {
   SCRIPT_POLICIES,
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
+import {
+  POD_DOMAIN_LISTINGS,
+  type PodDomainListing,
+} from "../serving/pod_origin.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
 
 export type { OptionKind } from "./kinds.ts";
@@ -145,6 +149,16 @@ export const TABLE = [
     defaultText: "off: pods share the broker's host",
     help:
       "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (docs/operators/pod-domain.md); localhost for development",
+  },
+  {
+    key: "podDomainPsl",
+    flag: "pod-domain-psl",
+    kind: "choice",
+    choices: POD_DOMAIN_LISTINGS as readonly PodDomainListing[],
+    orNull: true,
+    defaultText: "none: required with a pod domain reachable in public",
+    help:
+      "whether the pod domain is on the Public Suffix List: listed, or unlisted to serve pods before it is (any pod can then set cookies for every pod, and block them for a visitor); not needed for localhost and .test, .example, .invalid names",
   },
   {
     key: "maxBlobBytes",

@@ -60,6 +60,14 @@ export interface SignalServerOptions {
    * `localhost` for development. Off unless given.
    */
   podDomain?: string;
+  /**
+   * Whether `podDomain` is on the Public Suffix List: `"listed"`, or
+   * `"unlisted"` to serve pods before it is (any pod can then set cookies
+   * for every pod, and with them make every pod host refuse a visitor).
+   * Required with a `podDomain`, except `localhost` and names under
+   * `.localhost`, `.test`, `.example` and `.invalid`.
+   */
+  podDomainPsl?: "listed" | "unlisted";
   /** Upload limit in bytes. @default {52428800} */
   maxBlobBytes?: number;
   /**

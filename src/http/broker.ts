@@ -93,8 +93,16 @@ export function createBroker(options: ResolvedOptions): Broker {
     ? null
     : new PodHosts(options.podDomain, options);
   const podUrl = podHosts?.urlOf.bind(podHosts);
+  if (podHosts && options.podDomainPsl === "unlisted") {
+    options.logger(
+      "warn",
+      "The pod domain is not on the Public Suffix List yet: any pod can set cookies for every pod, and with them make every pod host refuse a visitor",
+      { podDomain: options.podDomain },
+    );
+  }
 
-  const health = () => handleHealth(hub.stats, startedAt);
+  const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
+  const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
   // The broker's pod caches (headers, ready responses, script hashes).
   const pods = createPodContext({ ...options, podUrl });
   const pod = (input: RouteRequest) =>
@@ -169,7 +177,6 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchRoute = createRouteMatcher(routes);
   const podRoutes = podHosts?.routes(admit) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
-  const ownBase = { ...options, baseUrl: null };
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -242,11 +249,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       path = target.path;
       baseUrl = baseUrlOf(request, target.origin, options);
       // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(
-        options.baseUrl === null
-          ? baseUrl
-          : baseUrlOf(request, target.origin, ownBase),
-      ) ?? null;
+      podId = podHosts?.idOf(target.origin) ?? null;
     } catch (error) {
       return observe(
         request,

@@ -11,6 +11,7 @@ import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { ORIGIN_CASES } from "./origin.ts";
 import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
@@ -36,6 +37,7 @@ export const CASES: readonly ContractCase[] = [
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
   ...FRONT_PAGE_CASES,
+  ...ORIGIN_CASES,
 ];
 
 const names = new Set<string>();
