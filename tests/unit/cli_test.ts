@@ -533,6 +533,7 @@ Deno.test("serve.lock pins what serving loads and nothing the tests alone use", 
   for (
     const testOnly of [
       /^playwright-core@/,
+      /^puppeteer-core@/,
       /^typescript@/,
       /^fast-check@/,
       /^@mdn\//,
