@@ -61,7 +61,8 @@ export async function runBuild(args: string[]): Promise<number> {
     const options: BuildPodOptions = {};
     if (values.key !== undefined) options.seed = await readKey(values.key);
     if (values.name !== undefined) options.name = values.name;
-    if (values["created-at"]) options.createdAt = true;
+    // Every signing writes the time (--created-at is still accepted).
+    if (options.seed !== undefined) options.createdAt = true;
     const { html, warnings } = await buildPod(entry, options);
     for (const warning of warnings) {
       stderr(`pod-broker: warning: ${oneLine(warning)}\n`);

@@ -7,7 +7,13 @@ import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { MIGRATIONS } from "../../src/registries/postgres_schema.ts";
-import { newSeed, signedPod, startServer, upload } from "../support/helpers.ts";
+import {
+  newSeed,
+  putUpdate,
+  signedPod,
+  startServer,
+  upload,
+} from "../support/helpers.ts";
 import { postgresForFile } from "../support/postgres.ts";
 import { runUpdateCrashLoop } from "../support/update_crash.ts";
 import {
@@ -169,11 +175,7 @@ pgTest(
       const v2 = await signedPod("<p>two</p>", {
         createdAt: "2026-01-02T00:00:00Z",
       }, seed);
-      const updated = await fetch(`${a.url}/${id}`, {
-        method: "PUT",
-        headers: { "Content-Type": "text/html" },
-        body: v2,
-      });
+      const updated = await putUpdate(a.url, id, v2, seed);
       assert.equal(updated.status, 200, await updated.clone().text());
       const deadline = Date.now() + 1_000;
       let served = "";
