@@ -268,7 +268,7 @@ async function verifyUpload(
  * day of clock skew. A later time could block every honest update until
  * that time (an update's `createdAt` must be later than the stored one's).
  */
-export const MAX_CREATED_AT_AHEAD_MS = 24 * 60 * 60 * 1000;
+export const MAX_CREATED_AT_AHEAD_MS: number = 24 * 60 * 60 * 1000;
 
 /** @throws {BrokerError} `created_at_future` past the allowed skew. */
 function refuseFutureCreatedAt(verified: VerifiedPod, now: Date): void {
