@@ -74,17 +74,11 @@ async function upload(
   base: URL,
   flags: PublishFlags,
 ): Promise<number> {
-  let pod: Uint8Array;
-  let fresh = false;
-  if (flags.key !== undefined) {
-    pod = await signFile(input, await readKey(flags.key), flags);
-  } else {
-    pod = await asSigned(input, flags);
-    if (pod.length === 0) {
-      fresh = true;
-      pod = await signFile(input, (await generateKeyPair()).seed, flags);
-    }
-  }
+  let pod = flags.key === undefined
+    ? await asSigned(input, flags)
+    : await signFile(input, await readKey(flags.key), flags);
+  const fresh = pod === null;
+  pod ??= await signFile(input, (await generateKeyPair()).seed, flags);
   const body = await send(new URL("pods", base), "POST", pod, {}, "upload");
   if (body === null) return 1;
   if (fresh) {
@@ -96,7 +90,7 @@ async function upload(
 }
 
 /**
- * The bytes of a file signed already, to send as they are; empty for a
+ * The bytes of a file signed already, to send as they are; null for a
  * page never signed (it is signed with a fresh key).
  *
  * @throws {UsageError} For a signed file that no longer verifies, or
@@ -105,10 +99,10 @@ async function upload(
 async function asSigned(
   input: string,
   flags: PublishFlags,
-): Promise<Uint8Array> {
+): Promise<Uint8Array | null> {
   const bytes = await readBytes(input);
   const state = await signedState(bytes);
-  if (state.publicKey === null) return new Uint8Array(0);
+  if (state.publicKey === null) return null;
   if (state.invalid !== null) {
     throw new UsageError(
       `Cannot publish '${input}' as signed: ${state.invalid}; sign it again with --key FILE`,
