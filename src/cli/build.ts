@@ -70,7 +70,8 @@ export async function runBuild(args: string[]): Promise<number> {
     if (key !== undefined) options.seed = await readKey(key);
     const name = values.name ?? settings?.name;
     if (key !== undefined && name !== undefined) options.name = name;
-    if (values["created-at"]) options.createdAt = true;
+    // Every signing writes the time (--created-at is still accepted).
+    if (options.seed !== undefined) options.createdAt = true;
     const { html, warnings } = await buildPod(entry, options);
     if (key !== undefined && await isInside(key, folder)) {
       warnings.unshift(

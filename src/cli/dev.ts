@@ -26,6 +26,9 @@ import type { SignalServer } from "../config/types.ts";
 import { BundlerError } from "../build/mod.ts";
 import { createPod, replacePod } from "../http/create_pod.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
+import { signUpdate } from "../pod/update.ts";
+import { verifyPod } from "../pod/verify.ts";
+import type { Registry } from "../registries/types.ts";
 import { MemoryRegistry } from "../registries/memory.ts";
 import { buildForDev, reloadScript, signForDev } from "./dev_pod.ts";
 import { parse, readKey, stderr } from "./io.ts";
@@ -160,7 +163,7 @@ function rebuilder(options: RebuildOptions): () => Promise<void> {
     });
     if (stored === undefined) {
       await createPod(registry, pod, { randomId: () => id });
-    } else await replacePod(registry, id, pod);
+    } else await replaceAsOwner(registry, id, pod, seed);
     stored = { createdAt, html: built.html };
     const ms = Math.round(performance.now() - started);
     stderr(
@@ -268,4 +271,21 @@ function watchFolder(
       watcher.close();
     },
   };
+}
+
+/** Replaces pod `id` as its owner would: with the signed update statement. */
+async function replaceAsOwner(
+  registry: Registry,
+  id: string,
+  pod: Uint8Array,
+  seed: Uint8Array,
+): Promise<void> {
+  const current = await registry.getRecord(id);
+  if (current === null) throw new Error(`dev: pod '${id}' is gone`);
+  const { contentSha256 } = await verifyPod(pod);
+  const signature = await signUpdate(
+    { id, replaces: current.sha256, contentSha256 },
+    seed,
+  );
+  await replacePod(registry, id, pod, { signature, current });
 }

@@ -186,7 +186,18 @@ export const TABLE = [
     kind: "integer",
     default: 15_000,
     min: 1,
-    help: "an upload that sends no byte for this long gets 408 upload_timeout",
+    help:
+      "an upload that sends no byte for this long, or under 1 KiB a second over this long, or is not whole after 40 times this, gets 408 upload_timeout",
+  },
+  {
+    key: "maxUploadsPerAddress",
+    flag: "max-uploads-per-address",
+    arg: "N",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    help:
+      "uploads and updates in flight from one client address (with --trust-proxy, the last X-Forwarded-For hop); past it 503 busy; 0 turns the cap off",
   },
   {
     key: "podCacheBytes",

@@ -109,14 +109,16 @@ export function createBroker(options: ResolvedOptions): Broker {
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
 
-  const update = ({ request, baseUrl, id }: RouteRequest) =>
+  const update = (input: RouteRequest) =>
     counted(
-      handleUpdate(request, id, uploadContext(baseUrl)),
+      handleUpdate(input.request, input.id, uploadContext(input)),
       () => metrics?.updateAccepted(),
       (code) => metrics?.updateRefused(code),
     );
 
-  function uploadContext(baseUrl: string): UploadContext {
+  function uploadContext(
+    { request, baseUrl, peerAddress }: RouteRequest,
+  ): UploadContext {
     return {
       registry: options.registry,
       maxBlobBytes: options.maxBlobBytes,
@@ -125,6 +127,13 @@ export function createBroker(options: ResolvedOptions): Broker {
       baseUrl,
       denyList: options.denyList,
       podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
+      address: options.maxUploadsPerAddress > 0
+        ? clientAddress(
+          peerAddress,
+          request.headers.get("X-Forwarded-For"),
+          options.trustProxy,
+        )
+        : undefined,
     };
   }
 
@@ -154,9 +163,9 @@ export function createBroker(options: ResolvedOptions): Broker {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: ({ request, baseUrl }) =>
+        POST: (input) =>
           counted(
-            handleUpload(request, uploadContext(baseUrl)),
+            handleUpload(input.request, uploadContext(input)),
             () => metrics?.uploadAccepted(),
             (code) => metrics?.uploadRefused(code),
           ),
@@ -195,7 +204,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     bus: options.bus,
     observer: metrics ?? undefined,
   });
-  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const budget = new UploadBudget(
+    options.maxUploadBytesInFlight,
+    options.maxUploadsPerAddress,
+  );
   const startedAt = Date.now();
   let closing = false;
 
@@ -275,7 +287,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     }
     const { route } = match;
     const id = podId ?? match.id;
-    const input: RouteRequest = { request, baseUrl, id };
+    const input: RouteRequest = { request, baseUrl, id, peerAddress };
     const finish = (answer: Response | Admission) => {
       if (answer instanceof Response) {
         if (route.cors) {

@@ -17,6 +17,7 @@ import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPDATE_CASES } from "./updates.ts";
+import { UPDATE_BINDING_CASES } from "./update_binding.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
 export type { ContractApi, ContractCase, Runtime } from "./_support.ts";
@@ -34,6 +35,7 @@ export const CASES: readonly ContractCase[] = [
   ...CLI_CASES,
   ...ADAPTER_CASES,
   ...UPDATE_CASES,
+  ...UPDATE_BINDING_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
   ...FRONT_PAGE_CASES,
