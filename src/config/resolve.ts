@@ -85,7 +85,8 @@ export function resolveWith<const Table extends readonly TableRow[]>(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MemoryRegistry, resolveOptions } from "../core.ts";
+ * import { MemoryRegistry } from "../core.ts";
+ * import { resolveOptions } from "./resolve.ts";
  *
  * const resolved = resolveOptions({ registry: new MemoryRegistry() });
  * assert.equal(resolved.port, 8080);
