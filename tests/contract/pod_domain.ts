@@ -236,5 +236,12 @@ test("without podDomain, pod hosts are not special and there is no podUrl", asyn
     `${labelOf(created.id)}.localhost:${port}`,
     "/",
   );
-  assert.equal(root.status, 404);
+  // The broker's front page, as on any host of the broker: not the pod.
+  assert.equal(root.status, 200);
+  const front = await fetch(`${t.url}/`);
+  assert.equal(root.body, await front.text());
+  assert.doesNotMatch(
+    String(root.headers["content-security-policy"]),
+    /allow-same-origin/,
+  );
 });
