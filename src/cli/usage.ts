@@ -68,9 +68,10 @@ re-signed. A page never signed, without --key, is signed with the key a
 pod folder's deno.json names ('pod-broker init'; the folder of POD.html or
 one above it), else with a fresh key that is then thrown away: the pod can
 never be updated.
-With --update ID it replaces pod ID (PUT /ID) and keeps its URL: the key
-that published ID is needed (--key, or the folder's). The file is re-signed with the time of
-signing (its name kept, else the stored pod's), and the key signs the
+With --update ID it replaces pod ID (PUT /ID) and keeps its URL: --key is
+needed (else the folder's key), the key that published ID. The file is
+re-signed with the time of signing (its name kept, else the stored pod's),
+and the key signs the
 statement that binds the new version to pod ID and to the version stored
 now (from /ID/meta). Exit 1 when the broker refuses it; exit 2, before
 anything is uploaded, on bad usage.`,

@@ -72,9 +72,11 @@ test("security round 3, 8: with podDomain and trustProxy, X-Forwarded-Host canno
     for (const broker of [`127.0.0.1:${port}`, "broker.test"]) {
       for (const forwarded of [podHost, `evil.example, ${podHost}:${port}`]) {
         const headers = { "X-Forwarded-Host": forwarded };
+        // The broker's own front page, never the pod.
         const root = await requestAs(port, broker, "/", "GET", headers);
-        assert.equal(root.status, 404, `${what} ${broker} ${forwarded}`);
-        assert.equal(JSON.parse(root.body).code, "not_found");
+        assert.equal(root.status, 200, `${what} ${broker} ${forwarded}`);
+        assert.doesNotMatch(root.body, /pod-manifest/);
+        assert.match(root.body, /pod-broker/);
         assert.doesNotMatch(
           String(root.headers["content-security-policy"]),
           /allow-same-origin/,
@@ -101,10 +103,11 @@ test("security round 3, 8: with podDomain and trustProxy, X-Forwarded-Host canno
     assert.equal(served.status, 200, what);
     const policies = String(served.headers["content-security-policy"]);
     assert.match(policies, /sandbox [^;]*allow-same-origin/);
-    const signal = "baseUrl" in options
-      ? `wss://${podHost}/signal`
-      : `wss://${podHost}:8443/signal`;
-    assert.ok(policies.includes(`connect-src 'self' ${signal}`), policies);
+    const host = "baseUrl" in options ? podHost : `${podHost}:8443`;
+    assert.ok(
+      policies.includes(`connect-src 'self' https://${host} wss://${host};`),
+      policies,
+    );
   }
 });
 
