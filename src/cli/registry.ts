@@ -12,6 +12,7 @@ import { MemoryRegistry } from "../registries/memory.ts";
 import { SqliteRegistry } from "../registries/sqlite.ts";
 import type { Registry } from "../registries/types.ts";
 import { UsageError } from "./usage_error.ts";
+import { missingPermission } from "./permission.ts";
 
 /** Where the registry of `--registry postgres` is, besides `--data-dir`. */
 export interface RegistryLocation {
@@ -104,6 +105,7 @@ async function openPostgres(
   try {
     return await PostgresRegistry.open({ url });
   } catch (error) {
+    if (missingPermission(error) !== undefined) throw error; // runCli says which
     // A malformed URL is not shown at all; the registry's other messages
     // name host, port and database, never the password.
     if (error instanceof TypeError) {
