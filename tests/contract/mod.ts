@@ -14,6 +14,7 @@ import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
+import { SIGNED_FIELD_CASES } from "./signed_fields.ts";
 import { UPDATE_CASES } from "./updates.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
@@ -34,6 +35,7 @@ export const CASES: readonly ContractCase[] = [
   ...UPDATE_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
+  ...SIGNED_FIELD_CASES,
 ];
 
 const names = new Set<string>();
