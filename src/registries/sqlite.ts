@@ -22,6 +22,7 @@ import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
 import { Lru } from "../_util/lru.ts";
 import { type PodRow, storedName, toRecord } from "./_row.ts";
+import { ADDED_COLUMNS, SCHEMA } from "./sqlite_schema.ts";
 import { HitBatcher } from "./hit_batcher.ts";
 /**
  * How long a record read is reused. A pod deleted by this registry is
@@ -48,36 +49,6 @@ export interface SqliteRegistryOptions {
 
 const TEMP_PREFIX = ".tmp-";
 const STREAM_CHUNK_BYTES = 256 * 1024;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS pods (
-  id TEXT PRIMARY KEY,
-  owner_pubkey TEXT NOT NULL,
-  blob_size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  content_sha256 TEXT NOT NULL,
-  name TEXT,
-  created_at TEXT,
-  uploaded_at TEXT NOT NULL,
-  hits INTEGER NOT NULL DEFAULT 0,
-  version INTEGER NOT NULL DEFAULT 1,
-  updated_at TEXT,
-  blob TEXT
-) STRICT;
-CREATE TABLE IF NOT EXISTS deleted (
-  id TEXT PRIMARY KEY,
-  deleted_at TEXT NOT NULL
-) STRICT`;
-
-/** Columns added after the first release: name and definition. */
-const ADDED_COLUMNS = [
-  ["version", "INTEGER NOT NULL DEFAULT 1"],
-  ["updated_at", "TEXT"],
-  // The blob's file name in blobs/ when not the id (an updated pod).
-  ["blob", "TEXT"],
-  // The exact signed name, as JSON (see _row.ts).
-  ["name_json", "TEXT"],
-] as const;
 
 /** A row as read: the record, and its blob's file name. */
 interface Current {
