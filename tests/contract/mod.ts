@@ -4,6 +4,7 @@
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
 import { ADAPTER_CASES } from "./adapters.ts";
+import { FIDELITY_CASES } from "./fidelity.ts";
 import { CLI_CASES } from "./cli.ts";
 import { HARDENING_CASES } from "./hardening.ts";
 import { HTTP_CASES } from "./http.ts";
@@ -14,7 +15,6 @@ import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
-import { SIGNED_FIELD_CASES } from "./signed_fields.ts";
 import { UPDATE_CASES } from "./updates.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
@@ -35,7 +35,7 @@ export const CASES: readonly ContractCase[] = [
   ...UPDATE_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
-  ...SIGNED_FIELD_CASES,
+  ...FIDELITY_CASES,
 ];
 
 const names = new Set<string>();

@@ -41,6 +41,8 @@ export interface PodContext {
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -57,6 +59,8 @@ export interface PodContextOptions {
   podCacheBytes: number;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
 }
 
 /**
@@ -82,6 +86,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
     logger,
     denyList,
     podUrl: options.podUrl,
+    onHit: options.onHit,
   };
 }
 
@@ -249,8 +254,13 @@ function readyResponse(
   return cached;
 }
 
-/** Counts a hit; a registry that fails to count never fails the response. */
-function countHit({ registry, logger }: PodContext, id: string): void {
+/**
+ * Counts a hit, in the registry and in the metrics (one place for both, on
+ * the broker host and on pod hosts alike); a registry that fails to count
+ * never fails the response.
+ */
+function countHit({ registry, logger, onHit }: PodContext, id: string): void {
+  onHit?.();
   const report = (error: unknown) =>
     logger("warn", "Cannot count a hit", { id, error });
   try {
