@@ -15,7 +15,7 @@ export const TEST_IMAGE = "localhost/pod-broker:test";
  * need CAP_SYS_RESOURCE, which a sandboxed root may not have; these fit
  * under any host's and are ample for a test.
  */
-const LIMITS = [
+export const LIMITS: readonly string[] = [
   "--ulimit",
   "nofile=16384:16384",
   "--ulimit",
@@ -82,13 +82,18 @@ export function containerToolsMissing(): string | null {
   return null;
 }
 
-/** The CA bundle of a proxy in the way, if the environment names one. */
+/**
+ * The CAs this host trusts (a proxy's own CA among them, where one is in
+ * the way), for the image's install step: the environment's, else Debian's
+ * bundle. Given as a build secret, it is not kept in the image.
+ */
 function caBundle(): string | null {
-  for (const name of ["DENO_CERT", "SSL_CERT_FILE"]) {
-    const path = Deno.env.get(name);
-    if (path && existsSync(path)) return path;
-  }
-  return null;
+  const paths = [
+    Deno.env.get("DENO_CERT"),
+    Deno.env.get("SSL_CERT_FILE"),
+    "/etc/ssl/certs/ca-certificates.crt",
+  ];
+  return paths.find((path) => path && existsSync(path)) ?? null;
 }
 
 /**
