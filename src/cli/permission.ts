@@ -43,9 +43,9 @@ export function missingPermission(error: unknown): string | undefined {
 }
 
 /**
- * The CLI's line for a missing permission: what Deno said, and the flag to
- * add to the command that starts it.
+ * The CLI's line for a missing permission: what the runtime said (Deno's
+ * names the flag to add).
  */
 export function permissionLine(reason: string): string {
-  return `pod-broker: a Deno permission is missing: ${reason}`;
+  return `pod-broker: a permission is missing: ${reason}`;
 }

@@ -65,7 +65,7 @@ for (const [what, args, env, reason] of CASES) {
     const { code, stderr } = await withoutEnv(args, env);
     assert.equal(code, 2, stderr);
     assert.equal(stderr.trimEnd().split("\n").length, 1, stderr);
-    assert.match(stderr, /^pod-broker: a Deno permission is missing: /);
+    assert.match(stderr, /^pod-broker: a permission is missing: /);
     assert.match(stderr, reason);
     assert.match(stderr, /--allow-env/);
     assert.doesNotMatch(stderr, /a bug|\n\s+at /);
