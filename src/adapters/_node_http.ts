@@ -14,7 +14,7 @@ import {
   STATUS_CODES,
 } from "node:http";
 import type { Duplex } from "node:stream";
-import { clearTimeout, setTimeout } from "node:timers";
+import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
@@ -148,7 +148,8 @@ function forNode(response: Response): Response {
  * reset before it has read the response fails without it ("fetch failed").
  * So what still arrives of the body is read and dropped, and the connection
  * goes on once it is all there. Past `maxBytes` more, reading stops (the
- * client's sending stalls, and it can still read the response); after
+ * client's sending stalls, and it can still read the response) unless the
+ * body has all arrived; after
  * {@linkcode LINGER_IDLE_SECONDS} without a byte read, or {@linkcode LINGER_SECONDS}
  * in all, the connection is destroyed. No `Connection: close`: Deno's
  * `node:http` closes such a connection at once, whatever is still arriving.
@@ -158,7 +159,18 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     clearTimeout(deadline);
     clearTimeout(idle);
   };
+  // A request whose body has all arrived is finished, never cut: the
+  // client has sent it whole and may send its next request on this
+  // connection (a body that ends right at the bound, such as a declared
+  // limit + 1 refused at once, is paused on its last chunk).
+  const finishIfComplete = () => {
+    if (!req.complete) return false;
+    stop();
+    req.resume();
+    return true;
+  };
   const destroy = () => {
+    if (finishIfComplete()) return;
     stop();
     req.socket.destroy();
   };
@@ -169,8 +181,13 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
   let dropped = 0;
   req.on("data", (chunk: Uint8Array) => {
     dropped += chunk.length;
-    if (dropped > maxBytes) req.pause();
-    else idle.refresh();
+    if (dropped <= maxBytes) {
+      idle.refresh();
+      return;
+    }
+    req.pause();
+    // The parser marks the request complete just after its last chunk.
+    setImmediate(finishIfComplete);
   });
   req.once("end", stop);
   req.once("close", stop);

@@ -32,17 +32,24 @@ export async function keygen(args: string[]): Promise<number> {
   const { seed, publicKey } = await generateKeyPair();
   const pem = encodePrivateKeyPem(seed);
   if (values.out === undefined) {
+    // Standard output is the key file: the public key can only go aside.
     process.stdout.write(pem);
-  } else {
-    await writeFile(values.out, pem, { mode: 0o600, flag: "wx" }).catch(
-      (error) => {
-        throw new UsageError(
-          `Cannot write key to '${values.out}': ${error.code ?? error.message}`,
-        );
-      },
-    );
+    stderr(`publicKey: ${encodeBase64Url(publicKey)}\n`);
+    return 0;
   }
-  stderr(`publicKey: ${encodeBase64Url(publicKey)}\n`);
+  await writeFile(values.out, pem, { mode: 0o600, flag: "wx" }).catch(
+    (error) => {
+      throw new UsageError(
+        `Cannot write key to '${values.out}': ${error.code ?? error.message}`,
+      );
+    },
+  );
+  // The result on standard output (`pub=$(pod-broker keygen --out F)`),
+  // what was done on standard error.
+  stderr(
+    `pod-broker: wrote a new private key to '${values.out}' (mode 0600)\n`,
+  );
+  process.stdout.write(`${encodeBase64Url(publicKey)}\n`);
   return 0;
 }
 

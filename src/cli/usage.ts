@@ -33,8 +33,10 @@ export const COMMANDS: Readonly<Record<Command, CommandUsage>> = {
     synopsis: "pod-broker keygen [--out FILE]",
     summary: "make an Ed25519 key (PKCS#8 PEM)",
     details:
-      `Writes a fresh key to FILE (mode 0600, never over an existing file), or to
-standard output without --out; prints its public key on standard error.`,
+      `Writes a fresh key to FILE (mode 0600, never over an existing file) and
+prints its public key on standard output: pub=$(pod-broker keygen --out FILE).
+Without --out the key itself goes to standard output and its public key to
+standard error.`,
   },
   sign: {
     synopsis:

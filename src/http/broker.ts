@@ -89,9 +89,11 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
+  // Every hit the registry is told of, on the broker host or a pod host.
+  const onHit = () => metrics?.podHit();
   const podHosts = options.podDomain === null
     ? null
-    : new PodHosts(options.podDomain, options);
+    : new PodHosts(options.podDomain, { ...options, onHit });
   const podUrl = podHosts?.urlOf.bind(podHosts);
   if (podHosts && options.podDomainPsl === "unlisted") {
     options.logger(
@@ -104,7 +106,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
   const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
   // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext({ ...options, podUrl });
+  const pods = createPodContext({ ...options, podUrl, onHit });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
@@ -358,11 +360,6 @@ export function createBroker(options: ResolvedOptions): Broker {
         bytesIn: Number(request.headers.get("Content-Length")) || 0,
         bytesOut: bytes ?? 0,
       });
-      if (
-        route === "/:id" && request.method === "GET" && status === 200
-      ) {
-        metrics.podHit();
-      }
     }
     accessLog?.({
       time: performance.timeOrigin + started,

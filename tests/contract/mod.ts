@@ -4,6 +4,7 @@
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
 import { ADAPTER_CASES } from "./adapters.ts";
+import { FIDELITY_CASES } from "./fidelity.ts";
 import { CLI_CASES } from "./cli.ts";
 import { FRONT_PAGE_CASES } from "./front_page.ts";
 import { HARDENING_CASES } from "./hardening.ts";
@@ -40,6 +41,7 @@ export const CASES: readonly ContractCase[] = [
   ...HARDENING_CASES,
   ...FRONT_PAGE_CASES,
   ...ORIGIN_CASES,
+  ...FIDELITY_CASES,
 ];
 
 const names = new Set<string>();

@@ -2,11 +2,15 @@
 // its ExecStart started as written (paths replaced with temporary ones), on
 // Deno and, with the packed npm package, on Node 22; the
 // broker's own PID in its first log line, ExecReload's SIGHUP reloading the
-// deny list (and keeping it when the new file is bad), SIGTERM a clean exit.
+// deny list (and keeping it when the new file is bad), SIGTERM a clean exit;
+// and its permissions let it read its secrets from the environment.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { signedPod } from "../support/helpers.ts";
+import { signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy } from "../support/doc_blocks.ts";
+import { assertEnvBroker, startEnvServices } from "../support/env_start.ts";
+import { havePostgres } from "../support/postgres.ts";
+import { haveRedis } from "../support/redis.ts";
 import {
   ensureTarball,
   installTarball,
@@ -16,6 +20,7 @@ import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { parsePod } from "../../src/pod/format.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
+const inCi = Boolean(Deno.env.get("CI"));
 
 /** The `[Service]` settings of the docs' unit, and its Node ExecStart. */
 async function documentedUnit(): Promise<
@@ -200,5 +205,39 @@ Deno.test({
     } finally {
       await Deno.remove(project, { recursive: true });
     }
+  },
+});
+
+/**
+ * The unit's ExecStart with its own permissions, on PostgreSQL, Redis and
+ * TURN configured from the environment (systemd's Environment= or
+ * EnvironmentFile=): the broker starts and uses each.
+ */
+Deno.test({
+  name:
+    "the documented systemd unit reads POD_BROKER_TURN_SECRET, DATABASE_URL and REDIS_URL from its environment",
+  ignore: !inCi && !(havePostgres() && haveRedis()),
+  async fn() {
+    const { settings } = await documentedUnit();
+    const [program, ...args] = settings.get("ExecStart")!.split(" ");
+    assert.equal(program, "/usr/local/bin/deno");
+    // The runtime's flags and the entry point, as the unit has them.
+    const entry = args.indexOf("src/mod_node.ts");
+    assert.ok(entry > 0, "ExecStart runs src/mod_node.ts");
+    await using services = await startEnvServices();
+    await using broker = await spawnBroker(
+      [
+        ...args.slice(0, entry + 1),
+        ...services.flags,
+        "--port",
+        "0",
+        "--hostname",
+        "127.0.0.1",
+      ],
+      ROOT,
+      { ...environment(settings), ...services.env },
+    );
+    await assertEnvBroker(`http://127.0.0.1:${broker.port}`, services);
+    assert.equal(await broker.stop(), 0);
   },
 });

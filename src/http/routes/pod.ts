@@ -47,6 +47,8 @@ export interface PodContext {
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
   /** The script policy pods are served under, `/meta`'s `scriptPolicy`. */
   scriptPolicy: ScriptPolicy;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -63,6 +65,8 @@ export interface PodContextOptions {
   podCacheBytes: number;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
 }
 
 /**
@@ -89,6 +93,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
     denyList,
     podUrl: options.podUrl,
     scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
+    onHit: options.onHit,
   };
 }
 
@@ -256,8 +261,13 @@ function readyResponse(
   return cached;
 }
 
-/** Counts a hit; a registry that fails to count never fails the response. */
-function countHit({ registry, logger }: PodContext, id: string): void {
+/**
+ * Counts a hit, in the registry and in the metrics (one place for both, on
+ * the broker host and on pod hosts alike); a registry that fails to count
+ * never fails the response.
+ */
+function countHit({ registry, logger, onHit }: PodContext, id: string): void {
+  onHit?.();
   const report = (error: unknown) =>
     logger("warn", "Cannot count a hit", { id, error });
   try {
