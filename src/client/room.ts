@@ -72,6 +72,14 @@ function defaultSession(): string {
 }
 
 function defaultUrl(): string {
+  // A page opened from disk has no broker: say how to run it, in the page
+  // too (an author opening the built file sees why nothing happens).
+  if (location.protocol === "file:") {
+    const why =
+      "Cannot join from a file: run `pod-broker dev` in the pod's folder (or publish it) and open the URL it prints.";
+    document.body?.prepend(why);
+    throw new Error(why);
+  }
   // A sandboxed pod's origin is opaque ("null"), but its href is real.
   const url = new URL("/signal", location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
@@ -111,6 +119,9 @@ export class Room extends EventTarget {
    * @param done Called once: on the first join, or with the reason it failed.
    * @throws {TypeError} When `options.session` is not a valid session, or
    * `options.maxMessageBytes` not a positive number.
+   * @throws {Error} Without `options.url` in a page opened from a file
+   * (`file:`), which has no broker; the message, also shown at the top of
+   * the page, says to run `pod-broker dev`.
    */
   constructor(
     options: JoinOptions = {},
@@ -125,6 +136,7 @@ export class Room extends EventTarget {
     if (!(max > 0)) {
       throw new TypeError(`Cannot join: invalid maxMessageBytes ${max}`);
     }
+    const url = options.url ?? defaultUrl();
     this.#session = session;
     this.#rtc = options.rtc ?? {};
     this.#done = done;
@@ -139,7 +151,7 @@ export class Room extends EventTarget {
       );
       if (this.#left) return;
       this.#signaling = new Signaling(
-        options.url ?? defaultUrl(),
+        url,
         session,
         (frame) => this.#frame(frame),
         (code) => {
