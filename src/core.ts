@@ -32,6 +32,14 @@ export { generateKeyPair } from "./pod/ed25519.ts";
 export { decodePrivateKeyPem, encodePrivateKeyPem } from "./pod/keys.ts";
 export type { PodManifest, UnsignedManifest } from "./pod/manifest.ts";
 export { signPod, type SignPodOptions } from "./pod/sign.ts";
+export {
+  signUpdate,
+  UPDATE_REPLACES_HEADER,
+  UPDATE_SIGNATURE_HEADER,
+  updateMessage,
+  type UpdateStatement,
+  verifyUpdate,
+} from "./pod/update.ts";
 export { type VerifiedPod, verifyPod } from "./pod/verify.ts";
 export { MemoryRegistry } from "./registries/memory.ts";
 export {

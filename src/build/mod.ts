@@ -18,6 +18,9 @@
  *   `WebAssembly.instantiate(bytes)`.
  * - A remote reference (`http:`, `https:`, `//`) in the page, a stylesheet
  *   or a script is an error; every one is reported, with its file and line.
+ * - Nothing is read from outside the page's folder, links resolved, but
+ *   packages from `node_modules` (each kept in its own tree), and no key
+ *   file is ever inlined (`confine.ts`).
  *
  * The CLI's `build` command (`src/cli/build.ts`) is loaded only for `build`
  * (a dynamic import), so serving never loads the bundler.
@@ -25,7 +28,7 @@
  * @module
  */
 
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SLOT_LITERAL } from "../pod/format.ts";
@@ -40,6 +43,8 @@ import {
   withBundler,
 } from "./bundle.ts";
 import { pageWarnings, REMOTE_HINT } from "./check.ts";
+import { clientUrl } from "./client_url.ts";
+import { Confinement, OUTSIDE, OUTSIDE_HINT, type Problem } from "./confine.ts";
 import { iconEdit } from "./icon.ts";
 import {
   classifyUrl,
@@ -99,24 +104,21 @@ export class BuildError extends Error {
    * @param problems What is wrong, in the order found.
    */
   constructor(entry: string, problems: readonly BuildProblem[]) {
-    const remote = problems.some((problem) =>
-      problem.message.startsWith("remote reference")
-    );
+    const has = (text: string) =>
+      problems.some((problem) => problem.message.includes(text));
+    const hints = [
+      ...has("remote reference") ? [REMOTE_HINT] : [],
+      ...has(OUTSIDE) ? [OUTSIDE_HINT] : [],
+    ];
     super(
       `Cannot build '${entry}': ${problems.map(describe).join("; ")}${
-        remote ? ` (${REMOTE_HINT})` : ""
+        hints.map((hint) => ` (${hint})`).join("")
       }`,
     );
     this.name = "BuildError";
     this.problems = problems;
   }
 }
-
-/** The browser client, beside this folder (`.ts` from source, `.js` on npm). */
-const DEFAULT_CLIENT = new URL(
-  `../client/mod.${import.meta.url.endsWith(".js") ? "js" : "ts"}`,
-  import.meta.url,
-);
 
 /**
  * Builds a page into one self-contained HTML file.
@@ -153,18 +155,21 @@ export async function buildPod(
   const path = resolve(entry);
   const root = dirname(path);
   const page = basename(path);
-  let html: string;
-  try {
-    html = await readFile(path, "utf8");
-  } catch (error) {
+  const client = clientUrl(options.client);
+  const confinement = await Confinement.open(root, client).catch((error) => {
     throw new BuildError(entry, [
       { file: page, line: 0, message: `cannot read it (${codeOf(error)})` },
     ]);
-  }
-  const builder = new PageBuilder(page, {
-    root,
-    client: clientUrl(options.client),
   });
+  const read = await confinement.read(path);
+  if ("problem" in read) {
+    const message = read.code === undefined
+      ? read.problem
+      : `cannot read it (${read.code})`;
+    throw new BuildError(entry, [{ file: page, line: 0, message }]);
+  }
+  const html = new TextDecoder().decode(read.bytes);
+  const builder = new PageBuilder(page, { root, client, confinement });
   const references = findReferences(html);
   const reports = await withBundler(() =>
     Promise.all(references.map((reference) => builder.edit(reference)))
@@ -217,7 +222,7 @@ interface Report {
 class PageBuilder {
   #page: string;
   #options: BundleOptions;
-  #files = new Map<string, Promise<Uint8Array | string>>();
+  #files = new Map<string, Promise<{ bytes: Uint8Array } | Problem>>();
 
   constructor(page: string, options: BundleOptions) {
     this.#page = page;
@@ -372,11 +377,18 @@ class PageBuilder {
     }
     const { path } = this.#resolve(value);
     try {
-      if ((await stat(path)).isFile()) return path;
-      this.#fail(report, line, `cannot read '${value}' (not a file)`);
+      if (!(await stat(path)).isFile()) {
+        this.#fail(report, line, `cannot read '${value}' (not a file)`);
+        return undefined;
+      }
     } catch (error) {
       this.#fail(report, line, `cannot read '${value}' (${codeOf(error)})`);
+      return undefined;
     }
+    const { confinement } = this.#options;
+    const placed = await confinement.place(path, confinement.root, false);
+    if (!("problem" in placed)) return path;
+    this.#refuse(report, line, value, placed);
     return undefined;
   }
 
@@ -401,18 +413,33 @@ class PageBuilder {
     }
     let read = this.#files.get(path);
     if (!read) {
-      read = readFile(path).then(
-        (buffer) => new Uint8Array(buffer),
-        (error) => `cannot read '${value}' (${codeOf(error)})`,
-      );
+      read = this.#read(path);
       this.#files.set(path, read);
     }
     const bytes = await read;
-    if (typeof bytes === "string") {
-      this.#fail(report, line, bytes);
+    if ("problem" in bytes) {
+      this.#refuse(report, line, value, bytes);
       return value;
     }
-    return dataUrl(bytes, mediaType) + hash;
+    return dataUrl(bytes.bytes, mediaType) + hash;
+  }
+
+  /** A file the page names: inside the page's folder, and no key. */
+  async #read(path: string): Promise<{ bytes: Uint8Array } | Problem> {
+    const { confinement } = this.#options;
+    const placed = await confinement.place(path, confinement.root, false);
+    return "problem" in placed ? placed : await confinement.read(placed.real);
+  }
+
+  /** Reports a file the page names that cannot be inlined. */
+  #refuse(report: Report, line: number, value: string, why: Problem): void {
+    this.#fail(
+      report,
+      line,
+      why.code === undefined
+        ? `'${value}' ${why.problem}`
+        : `cannot read '${value}' (${why.code})`,
+    );
   }
 
   /** A local URL as a path: relative to the page, `/` at the page's folder. */
@@ -453,12 +480,4 @@ function describe({ file, line, message }: BuildProblem): string {
 
 function codeOf(error: unknown): string {
   return (error as { code?: string }).code ?? String(error);
-}
-
-function clientUrl(client: string | URL | undefined): URL {
-  if (client === undefined) return DEFAULT_CLIENT;
-  if (client instanceof URL) return client;
-  return /^(?:file|https?):/i.test(client)
-    ? new URL(client)
-    : pathToFileURL(resolve(client));
 }

@@ -1,7 +1,7 @@
 /**
  * The command line: `serve` (the default) runs the broker; `keygen`,
- * `sign`, `verify`, `publish` and `build` are the pod author's tools, `list`
- * and `delete` the operator's. Each takes `--help`. Bad input and setup
+ * `sign`, `verify`, `publish`, `build`, `init` and `dev` are the pod
+ * author's tools, `list` and `delete` the operator's. Each takes `--help`. Bad input and setup
  * problems exit 2 with one line saying what to do; an unexpected error is a
  * bug and exits 1 with its stack.
  *
@@ -58,6 +58,10 @@ export async function runCli(
       case "build":
         // Serving never loads the bundler (esbuild, parse5).
         return await (await import("./build.ts")).runBuild(rest);
+      case "init":
+        return await (await import("./init.ts")).init(rest);
+      case "dev":
+        return await (await import("./dev.ts")).dev(rest, createSignalServer);
       case "serve":
         return await serve(rest, createSignalServer);
       default:

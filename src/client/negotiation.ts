@@ -11,7 +11,8 @@
  * message is UTF-8 text; bit 2: a control message of the client), then the
  * chunk. The channel is reliable and ordered, so chunks need no numbers.
  * A message that grows past the room's cap (a control message past 1 KiB)
- * closes the link.
+ * closes the link; so does holding the most when the room's links together
+ * hold more than its receive budget (`budget.ts`).
  *
  * @module
  */
@@ -47,6 +48,11 @@ export interface LinkHost {
   config(): RTCConfiguration;
   /** The largest message accepted from the remote peer, in bytes. */
   max: number;
+  /**
+   * The link holds more of a message still arriving: the room checks its
+   * receive budget, which may close this link or another.
+   */
+  grew(): void;
   /** The data channel opened. */
   opened(link: Link): void;
   /** A whole message arrived. */
@@ -206,6 +212,11 @@ export class Link {
     return this.#id ||= remote ? idOf(remote) : "";
   }
 
+  /** The bytes held of messages still arriving (see `budget.ts`). */
+  get held(): number {
+    return this.#size + this.#earlySize;
+  }
+
   /** Whether the data channel is open. */
   get open(): boolean {
     return this.dc.readyState === "open";
@@ -285,6 +296,7 @@ export class Link {
     this.#ready = true;
     this.#host.opened(this);
     this.#pump();
+    this.#earlySize = 0;
     for (const data of this.#early.splice(0)) this.#receive(data);
   }
 
@@ -350,6 +362,7 @@ export class Link {
     if (!this.#ready) {
       this.#early.push(data);
       if ((this.#earlySize += data.byteLength) > this.#host.max) this.close();
+      else this.#host.grew();
       return;
     }
     const chunk = new Uint8Array(data);
@@ -358,7 +371,8 @@ export class Link {
       return this.close();
     }
     this.#parts.push(chunk.subarray(1));
-    if (!(chunk[0]! & LAST)) return;
+    this.#host.grew();
+    if (this.#closed || !(chunk[0]! & LAST)) return;
     const whole = new Uint8Array(this.#size);
     let at = 0;
     for (const part of this.#parts) {

@@ -5,16 +5,10 @@
  * @module
  */
 
-import {
-  ALPHABET,
-  CONTROL,
-  idOf,
-  LAST,
-  Link,
-  signature,
-  TEXT,
-} from "./negotiation.ts";
+import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import { spend } from "./budget.ts";
+import { defaultSession, defaultUrl, SESSION } from "./session.ts";
 import {
   type ConnectionInfo,
   RoomEvent,
@@ -45,6 +39,14 @@ export interface JoinOptions {
    * @default {16 MiB}
    */
   maxMessageBytes?: number;
+  /**
+   * The room's receive budget: the most its links may hold together of
+   * messages still arriving, in bytes. Past it, the peer holding the most
+   * has its link closed (`peerleave`), so what peers can make the tab hold
+   * does not grow with their number.
+   * @default {4 × maxMessageBytes: 64 MiB}
+   */
+  maxReceiveBytes?: number;
 }
 
 /** Options of {@linkcode Room.send}. */
@@ -53,38 +55,8 @@ export interface SendOptions {
   to?: string | undefined;
 }
 
-const SESSION = /^[\w-]{1,128}$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function freshSession(): string {
-  // 64 symbols: `byte & 63` picks uniformly.
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(16)),
-    (byte) => ALPHABET[byte & 63],
-  ).join("");
-}
-
-function defaultSession(): string {
-  const hash = location.hash.slice(1);
-  if (SESSION.test(hash)) return hash;
-  return location.hash = freshSession();
-}
-
-function defaultUrl(): string {
-  // A page opened from disk has no broker: say how to run it, in the page
-  // too (an author opening the built file sees why nothing happens).
-  if (location.protocol === "file:") {
-    const why =
-      "Cannot join from a file: run `pod-broker dev` in the pod's folder (or publish it) and open the URL it prints.";
-    document.body?.prepend(why);
-    throw new Error(why);
-  }
-  // A sandboxed pod's origin is opaque ("null"), but its href is real.
-  const url = new URL("/signal", location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.href;
-}
 
 /**
  * A session's peers, meshed over data channels. Made by
@@ -99,6 +71,7 @@ export class Room extends EventTarget {
   #session: string;
   #rtc: RTCConfiguration;
   #max: number;
+  #budget: number;
   #cert?: RTCCertificate;
   #signaling?: Signaling;
   #ice: RTCIceServer[] = [];
@@ -118,7 +91,8 @@ export class Room extends EventTarget {
    * @param options Session, signaling URL, connection settings.
    * @param done Called once: on the first join, or with the reason it failed.
    * @throws {TypeError} When `options.session` is not a valid session, or
-   * `options.maxMessageBytes` not a positive number.
+   * `options.maxMessageBytes` or `options.maxReceiveBytes` not a positive
+   * number.
    * @throws {Error} Without `options.url` in a page opened from a file
    * (`file:`), which has no broker; the message, also shown at the top of
    * the page, says to run `pod-broker dev`.
@@ -135,6 +109,10 @@ export class Room extends EventTarget {
     const max = this.#max = options.maxMessageBytes ?? 1 << 24;
     if (!(max > 0)) {
       throw new TypeError(`Cannot join: invalid maxMessageBytes ${max}`);
+    }
+    const budget = this.#budget = options.maxReceiveBytes ?? 4 * max;
+    if (!(budget > 0)) {
+      throw new TypeError(`Cannot join: invalid maxReceiveBytes ${budget}`);
     }
     const url = options.url ?? defaultUrl();
     this.#session = session;
@@ -350,6 +328,7 @@ export class Room extends EventTarget {
             iceServers: [...this.#rtc.iceServers ?? [], ...this.#ice],
           }),
           max: this.#max,
+          grew: () => spend(this.#all, this.#budget),
           opened: (link) => {
             link.send(
               CONTROL | LAST,

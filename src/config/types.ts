@@ -60,6 +60,14 @@ export interface SignalServerOptions {
    * `localhost` for development. Off unless given.
    */
   podDomain?: string;
+  /**
+   * Whether `podDomain` is on the Public Suffix List: `"listed"`, or
+   * `"unlisted"` to serve pods before it is (any pod can then set cookies
+   * for every pod, and with them make every pod host refuse a visitor).
+   * Required with a `podDomain`, except `localhost` and names under
+   * `.localhost`, `.test`, `.example` and `.invalid`.
+   */
+  podDomainPsl?: "listed" | "unlisted";
   /** Upload limit in bytes. @default {52428800} */
   maxBlobBytes?: number;
   /**
@@ -68,8 +76,18 @@ export interface SignalServerOptions {
    * past the budget a new upload gets 503 `busy`. @default {268435456}
    */
   maxUploadBytesInFlight?: number;
-  /** An upload that sends no byte for this long gets 408. @default {15000} */
+  /**
+   * An upload that sends no byte for this long, or less than 1 KiB a
+   * second over any window this long, or is not whole after 40 times this
+   * long, gets 408. @default {15000}
+   */
   uploadTimeoutMs?: number;
+  /**
+   * Uploads and updates in flight from one client address (the peer's, or
+   * with `trustProxy` the last `X-Forwarded-For` hop); past it 503 `busy`.
+   * 0 turns the cap off. @default {0}
+   */
+  maxUploadsPerAddress?: number;
   /**
    * A connection that has not sent a whole request head in this long gets
    * 408 and is closed. Node build only: `Deno.serve` offers no header

@@ -93,22 +93,32 @@ export function createBroker(options: ResolvedOptions): Broker {
     ? null
     : new PodHosts(options.podDomain, options);
   const podUrl = podHosts?.urlOf.bind(podHosts);
+  if (podHosts && options.podDomainPsl === "unlisted") {
+    options.logger(
+      "warn",
+      "The pod domain is not on the Public Suffix List yet: any pod can set cookies for every pod, and with them make every pod host refuse a visitor",
+      { podDomain: options.podDomain },
+    );
+  }
 
-  const health = () => handleHealth(hub.stats, startedAt);
+  const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
+  const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
   // The broker's pod caches (headers, ready responses, script hashes).
   const pods = createPodContext({ ...options, podUrl });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
 
-  const update = ({ request, baseUrl, id }: RouteRequest) =>
+  const update = (input: RouteRequest) =>
     counted(
-      handleUpdate(request, id, uploadContext(baseUrl)),
+      handleUpdate(input.request, input.id, uploadContext(input)),
       () => metrics?.updateAccepted(),
       (code) => metrics?.updateRefused(code),
     );
 
-  function uploadContext(baseUrl: string): UploadContext {
+  function uploadContext(
+    { request, baseUrl, peerAddress }: RouteRequest,
+  ): UploadContext {
     return {
       registry: options.registry,
       maxBlobBytes: options.maxBlobBytes,
@@ -117,6 +127,13 @@ export function createBroker(options: ResolvedOptions): Broker {
       baseUrl,
       denyList: options.denyList,
       podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
+      address: options.maxUploadsPerAddress > 0
+        ? clientAddress(
+          peerAddress,
+          request.headers.get("X-Forwarded-For"),
+          options.trustProxy,
+        )
+        : undefined,
     };
   }
 
@@ -146,9 +163,9 @@ export function createBroker(options: ResolvedOptions): Broker {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: ({ request, baseUrl }) =>
+        POST: (input) =>
           counted(
-            handleUpload(request, uploadContext(baseUrl)),
+            handleUpload(input.request, uploadContext(input)),
             () => metrics?.uploadAccepted(),
             (code) => metrics?.uploadRefused(code),
           ),
@@ -169,7 +186,6 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchRoute = createRouteMatcher(routes);
   const podRoutes = podHosts?.routes(admit) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
-  const ownBase = { ...options, baseUrl: null };
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -188,7 +204,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     bus: options.bus,
     observer: metrics ?? undefined,
   });
-  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const budget = new UploadBudget(
+    options.maxUploadBytesInFlight,
+    options.maxUploadsPerAddress,
+  );
   const startedAt = Date.now();
   let closing = false;
 
@@ -242,11 +261,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       path = target.path;
       baseUrl = baseUrlOf(request, target.origin, options);
       // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(
-        options.baseUrl === null
-          ? baseUrl
-          : baseUrlOf(request, target.origin, ownBase),
-      ) ?? null;
+      podId = podHosts?.idOf(target.origin) ?? null;
     } catch (error) {
       return observe(
         request,
@@ -272,7 +287,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     }
     const { route } = match;
     const id = podId ?? match.id;
-    const input: RouteRequest = { request, baseUrl, id };
+    const input: RouteRequest = { request, baseUrl, id, peerAddress };
     const finish = (answer: Response | Admission) => {
       if (answer instanceof Response) {
         if (route.cors) {

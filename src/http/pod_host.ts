@@ -48,10 +48,18 @@ export class PodHosts {
   }
 
   /**
-   * Which pod host a request arrived at.
+   * Which pod host a request arrived at. The broker passes the origin of
+   * the request's own `Host`, never a forwarded one, even with
+   * `trustProxy`: browsers set `Host` and every cache keys on it, whereas
+   * `X-Forwarded-Host` is a header a proxy may pass on from the client and
+   * no cache keys on. Decided by it, one request could make the broker's
+   * own host answer as a pod host (`allow-same-origin` at the broker's
+   * origin), and a shared cache keep that answer for every visitor. A
+   * trusted forwarded host still shapes the URLs the broker writes
+   * (`baseUrlOf`); the front must pass `Host` through.
    *
-   * @param origin The origin the request was sent to (`scheme://host[:port]`,
-   * lower case, as `URL.origin` has it; with `trustProxy` the forwarded one).
+   * @param origin The origin of the request's `Host` (`scheme://host[:port]`,
+   * lower case, as `URL.origin` has it).
    * @returns The pod's id; "" for a name under the pod domain that names no
    * pod; null when the host is not under the pod domain.
    */
@@ -64,6 +72,17 @@ export class PodHosts {
     if (!host.endsWith(this.#suffix)) return null;
     const label = host.slice(0, -this.#suffix.length);
     return label.includes(".") ? "" : podIdOfLabel(label) ?? "";
+  }
+
+  /**
+   * Whether an `Origin` header value names a host under the pod domain
+   * (whatever its case, scheme or port): such origins are counted, never
+   * named, by `/health`.
+   *
+   * @param origin The value as a socket sent it.
+   */
+  isPodOrigin(origin: string): boolean {
+    return this.idOf(origin.toLowerCase()) !== null;
   }
 
   /**

@@ -22,6 +22,8 @@ export interface RouteRequest {
   baseUrl: string;
   /** The `:id` segment, or "" for routes without one. */
   id: string;
+  /** The peer's address, as the adapter gave it. */
+  peerAddress?: string | undefined;
   /**
    * Set by a handler that knows its answer's body size, so that the access
    * log and metrics need not read the response's headers (which costs a

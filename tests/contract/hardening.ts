@@ -5,6 +5,7 @@
 // fetch will not send (a bad Host) go over raw TCP.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import process from "node:process";
 import {
   announce,
@@ -18,6 +19,7 @@ import {
   startServer,
   TestClient,
   until,
+  updateHeaders,
   upload,
 } from "./_support.ts";
 
@@ -271,18 +273,25 @@ test("access log: bytes is the body size of /health, uploads, updates and proble
         seed,
       );
     const sizes: number[] = [];
-    const created = await upload(url, await version("01"));
+    const v1 = await version("01");
+    const created = await upload(url, v1);
     const { id } = JSON.parse(new TextDecoder().decode(
       new Uint8Array(await created.clone().arrayBuffer()),
     ));
+    const v2 = await version("02");
+    // The version replaced is v1's digest: no /meta request in the log.
+    const replaces = createHash("sha256").update(v1).digest("base64url");
     for (
       const response of [
         await fetch(`${url}/health`),
         created,
         await fetch(`${url}/${id}`, {
           method: "PUT",
-          headers: { "Content-Type": "text/html" },
-          body: await version("02"),
+          headers: {
+            "Content-Type": "text/html",
+            ...await updateHeaders(api, url, id, v2, seed, replaces),
+          },
+          body: v2,
         }),
         await fetch(`${url}/no/such/path`),
       ]

@@ -11,11 +11,13 @@ import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { ORIGIN_CASES } from "./origin.ts";
 import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPDATE_CASES } from "./updates.ts";
+import { UPDATE_BINDING_CASES } from "./update_binding.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
 export type { ContractApi, ContractCase, Runtime } from "./_support.ts";
@@ -33,9 +35,11 @@ export const CASES: readonly ContractCase[] = [
   ...CLI_CASES,
   ...ADAPTER_CASES,
   ...UPDATE_CASES,
+  ...UPDATE_BINDING_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
   ...FRONT_PAGE_CASES,
+  ...ORIGIN_CASES,
 ];
 
 const names = new Set<string>();

@@ -220,7 +220,10 @@ test("security 10: createSignalServer refuses scriptPolicy 'hashes' with a custo
  * (it is then stopped, and the run has code -1): a broker that should have
  * refused to start must not hang the case.
  */
-function runUntilListening(api: ContractApi, args: string[]): Promise<CliRun> {
+export function runUntilListening(
+  api: ContractApi,
+  args: string[],
+): Promise<CliRun> {
   const [command, ...prefix] = api.cli;
   const child = spawn(command!, [...prefix, ...args], {
     stdio: ["ignore", "pipe", "pipe"],

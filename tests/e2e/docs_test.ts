@@ -35,12 +35,13 @@ async function run(
   command: string,
   args: string[],
   cwd: string,
+  env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(command, {
     args,
     cwd,
     stdin: "null",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).output();
   const text = new TextDecoder();
   return {
@@ -96,7 +97,11 @@ Deno.test("the README's and the tutorial's commands run as written", async () =>
           : await Deno.makeTempDir({ dir: temp });
         const path = join(temp, `${page.replaceAll("/", "_")}-${index}.sh`);
         await Deno.writeTextFile(path, scriptOf(own, broker.port));
-        const result = await run("bash", [path], cwd);
+        // `pod-broker init` keeps the author key under XDG_CONFIG_HOME:
+        // the test's own folder, never the home of whoever runs it.
+        const result = await run("bash", [path], cwd, {
+          XDG_CONFIG_HOME: join(temp, "config"),
+        });
         assert.equal(
           result.code,
           0,

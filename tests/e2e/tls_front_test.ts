@@ -249,7 +249,10 @@ async function checkFront(port: number, ca: string): Promise<void> {
   assert.equal(served.body, new TextDecoder().decode(pod));
   const policies = String(served.headers["content-security-policy"]);
   assert.match(policies, /allow-same-origin/);
-  assert.ok(policies.includes(`wss://${podHost}:${port}/signal`), policies);
+  assert.ok(
+    policies.includes(`https://${podHost}:${port} wss://${podHost}:${port};`),
+    policies,
+  );
   assert.equal((await send(port, podHost, "/health", ca)).status, 404);
 
   // Signaling through the front, on the broker's host and on the pod's.

@@ -54,6 +54,20 @@ export function signedPod(
   return support.signedPod(DENO_API, html, options, seed);
 }
 
+/**
+ * PUTs `pod` to /ID as text/html with `seed`'s `Pod-Update-Signature` for
+ * the version stored now (from /ID/meta).
+ */
+export function putUpdate(
+  url: string,
+  id: string,
+  pod: Uint8Array<ArrayBuffer>,
+  seed: Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return support.putUpdate(DENO_API, url, id, pod, seed, headers);
+}
+
 /** A broker process started by {@linkcode spawnBroker}. */
 export interface BrokerProcess extends AsyncDisposable {
   /** The port it logged as listening on. */

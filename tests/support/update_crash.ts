@@ -6,6 +6,7 @@
 // one, never a mix: the bytes hash to the ETag and to /meta's sha256).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { signUpdate, verifyPod } from "../../src/core.ts";
 import { MOD, newSeed, signedPod } from "./helpers.ts";
 import { pseudoRandomBytes } from "./registry_contract.ts";
 
@@ -157,11 +158,21 @@ export async function runUpdateCrashLoop(
         for (let n = 0; running && n < 10_000; n++) {
           const body = await nextVersion(pod.seed);
           pod.inFlight = digest(body);
+          // The owner's statement: this version replaces the one acked.
+          const signature = await signUpdate({
+            id: pod.id,
+            replaces: pod.acked,
+            contentSha256: (await verifyPod(body)).contentSha256,
+          }, pod.seed);
           let response: Response;
           try {
             response = await fetch(`${url}/${pod.id}`, {
               method: "PUT",
-              headers: { "Content-Type": "text/html" },
+              headers: {
+                "Content-Type": "text/html",
+                "Pod-Update-Signature": signature,
+                "Pod-Update-Replaces": pod.acked,
+              },
               body,
             });
           } catch {

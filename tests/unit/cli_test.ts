@@ -285,6 +285,8 @@ Deno.test("cli: every sub-command answers --help with its own usage, exit 0", as
   assert.deepEqual(names.sort(), [
     "build",
     "delete",
+    "dev",
+    "init",
     "keygen",
     "list",
     "publish",
@@ -531,6 +533,7 @@ Deno.test("serve.lock pins what serving loads and nothing the tests alone use", 
   for (
     const testOnly of [
       /^playwright-core@/,
+      /^puppeteer-core@/,
       /^typescript@/,
       /^fast-check@/,
       /^@mdn\//,
