@@ -12,6 +12,8 @@
  * - `<link rel=stylesheet>` and `<style>`: bundled with their `@import`s;
  *   `url()`s become data: URLs.
  * - Images, icons, media, `srcset`, `poster`, `style="...url()"`: data: URLs.
+ *   A page without an icon link gets an empty one (`icon.ts`), so that no
+ *   browser asks the pod's host for `/favicon.ico`.
  * - WebAssembly: `import bytes from "./x.wasm"` is the module's bytes, for
  *   `WebAssembly.instantiate(bytes)`.
  * - A remote reference (`http:`, `https:`, `//`) in the page, a stylesheet
@@ -43,6 +45,7 @@ import {
 import { pageWarnings, REMOTE_HINT } from "./check.ts";
 import { clientUrl } from "./client_url.ts";
 import { Confinement, OUTSIDE, OUTSIDE_HINT, type Problem } from "./confine.ts";
+import { iconEdit } from "./icon.ts";
 import {
   classifyUrl,
   cleanUrl,
@@ -173,7 +176,12 @@ export async function buildPod(
   );
   const problems = reports.flatMap((report) => report.problems);
   if (problems.length > 0) throw new BuildError(entry, problems);
-  const built = applyEdits(html, reports.flatMap((report) => report.edits));
+  const icon = iconEdit(html);
+  const built = applyEdits(html, [
+    // First: it may share its offset with an edit that starts there.
+    ...(icon ? [icon] : []),
+    ...reports.flatMap((report) => report.edits),
+  ]);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
       file: page,

@@ -5,17 +5,10 @@
  * @module
  */
 
-import {
-  ALPHABET,
-  CONTROL,
-  idOf,
-  LAST,
-  Link,
-  signature,
-  TEXT,
-} from "./negotiation.ts";
+import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
 import { spend } from "./budget.ts";
+import { defaultSession, defaultUrl, SESSION } from "./session.ts";
 import {
   type ConnectionInfo,
   RoomEvent,
@@ -62,30 +55,8 @@ export interface SendOptions {
   to?: string | undefined;
 }
 
-const SESSION = /^[\w-]{1,128}$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function freshSession(): string {
-  // 64 symbols: `byte & 63` picks uniformly.
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(16)),
-    (byte) => ALPHABET[byte & 63],
-  ).join("");
-}
-
-function defaultSession(): string {
-  const hash = location.hash.slice(1);
-  if (SESSION.test(hash)) return hash;
-  return location.hash = freshSession();
-}
-
-function defaultUrl(): string {
-  // A sandboxed pod's origin is opaque ("null"), but its href is real.
-  const url = new URL("/signal", location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.href;
-}
 
 /**
  * A session's peers, meshed over data channels. Made by
@@ -122,6 +93,9 @@ export class Room extends EventTarget {
    * @throws {TypeError} When `options.session` is not a valid session, or
    * `options.maxMessageBytes` or `options.maxReceiveBytes` not a positive
    * number.
+   * @throws {Error} Without `options.url` in a page opened from a file
+   * (`file:`), which has no broker; the message, also shown at the top of
+   * the page, says to run `pod-broker dev`.
    */
   constructor(
     options: JoinOptions = {},
@@ -140,6 +114,7 @@ export class Room extends EventTarget {
     if (!(budget > 0)) {
       throw new TypeError(`Cannot join: invalid maxReceiveBytes ${budget}`);
     }
+    const url = options.url ?? defaultUrl();
     this.#session = session;
     this.#rtc = options.rtc ?? {};
     this.#done = done;
@@ -154,7 +129,7 @@ export class Room extends EventTarget {
       );
       if (this.#left) return;
       this.#signaling = new Signaling(
-        options.url ?? defaultUrl(),
+        url,
         session,
         (frame) => this.#frame(frame),
         (code) => {

@@ -38,6 +38,26 @@ export function firefoxNotice(what: string): void {
 }
 
 /**
+ * A test that needs Firefox: ignored (after {@linkcode firefoxNotice}'s
+ * loud note) where it is missing outside CI, failed where it is missing in
+ * CI.
+ */
+export function firefoxTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name,
+    ignore: !hasFirefox && !inCi,
+    async fn() {
+      if (!hasFirefox) {
+        throw new Error(
+          `${FIREFOX} is missing: apt-get install -y firefox-esr`,
+        );
+      }
+      await fn();
+    },
+  });
+}
+
+/**
  * A test that needs both Firefox and Chromium: ignored (after the loud
  * notices) where one is missing outside CI, failed where one is missing in
  * CI.
