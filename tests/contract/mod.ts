@@ -6,6 +6,7 @@ import type { ContractCase } from "./_support.ts";
 import { ADAPTER_CASES } from "./adapters.ts";
 import { CLI_CASES } from "./cli.ts";
 import { HARDENING_CASES } from "./hardening.ts";
+import { HARDENING_NODE_CASES } from "./hardening_node.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
@@ -34,6 +35,7 @@ export const CASES: readonly ContractCase[] = [
   ...UPDATE_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
+  ...HARDENING_NODE_CASES,
 ];
 
 const names = new Set<string>();
