@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { connect } from "node:net";
+import process from "node:process";
 import {
+  announce,
   collect,
   parseRawResponse,
   parseServerFrames,
@@ -197,3 +199,39 @@ test(
   },
   { timeoutMs: 90_000 },
 );
+
+test("security round 3, item 10: /health answers while uploads that announced 50 MB each send one byte, and what they announced is not held", async (api) => {
+  const lines: string[] = [];
+  await using t = await startServer(api, {
+    logger: (_level, _message, fields) => lines.push(String(fields?.code)),
+  });
+  // V8 counted a buffer of the announced size as memory held at once
+  // (though no page of it was written) and collected garbage without end:
+  // 2,000 such uploads kept /health from answering for seconds.
+  const before = process.memoryUsage().external;
+  const uploads: RawConnection[] = [];
+  try {
+    for (let i = 0; i < 20; i++) {
+      uploads.push(await announce(t.server.port, 50_000_000, "<"));
+    }
+    let most = 0;
+    for (let i = 0; i < 10; i++) {
+      const health = await fetch(`${t.url}/health`);
+      assert.equal(health.status, 200);
+      assert.equal((await health.json()).status, "ok");
+      most = Math.max(most, process.memoryUsage().external - before);
+      await sleep(50);
+    }
+    assert.ok(
+      most < 100 * 1024 * 1024,
+      `external memory grew by ${most} bytes for 20 uploads of a byte each`,
+    );
+    // They were all being read, unanswered.
+    for (const conn of uploads) assert.equal(conn.text(), "");
+  } finally {
+    await Promise.all(uploads.map((conn) => conn.close()));
+  }
+  await until(() =>
+    lines.filter((code) => code === "upload_aborted").length === 20
+  );
+});
