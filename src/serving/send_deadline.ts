@@ -22,7 +22,7 @@ export class SendTimeoutError extends Error {
 }
 
 /** Bytes of one slice of a paced body. */
-export const SEND_SLICE_BYTES = 64 * 1024;
+export const SEND_SLICE_BYTES: number = 64 * 1024;
 
 /**
  * `body` as a stream that yields at most {@linkcode SEND_SLICE_BYTES} a
