@@ -178,6 +178,16 @@ export const TABLE = [
       "a connection that has not sent a whole request head in this long gets 408 and is closed (Node build; Deno.serve has no such timeout)",
   },
   {
+    key: "sendTimeoutMs",
+    flag: "send-timeout-ms",
+    arg: "N",
+    kind: "integer",
+    default: 60_000,
+    min: 1,
+    help:
+      "a client that reads nothing of a response for this long is dropped (node:http; on Deno.serve a pod over 1 MiB is cut off)",
+  },
+  {
     key: "podHeaderOptions.csp",
     flag: "csp",
     arg: "STR",

@@ -95,6 +95,13 @@ export interface SignalServerOptions {
    */
   headersTimeoutMs?: number;
   /**
+   * A client that reads nothing of a response for this long is dropped, its
+   * connection closed (nginx's `send_timeout`), on `node:http`. `Deno.serve`
+   * has no send timeout: there a pod over 1 MiB is cut off instead (sent in
+   * slices, so a stalled client holds one, not the pod). @default {60000}
+   */
+  sendTimeoutMs?: number;
+  /**
    * Bytes of small pods (up to 1 MiB each) kept as ready responses, least
    * recently used dropped first; 0 turns the cache off. @default {67108864}
    */

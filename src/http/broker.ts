@@ -51,6 +51,13 @@ export interface Broker {
     peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission>;
   /**
+   * Whether `path` (a request target's path) is a WebSocket route's, on the
+   * broker's host or a pod host: the only requests an adapter may take onto
+   * an upgrade path before the broker answers them. Read from the route
+   * tables' `upgrade` mark.
+   */
+  isUpgradePath(path: string): boolean;
+  /**
    * Answers a request with a response; an admitted upgrade, which only an
    * adapter can perform, gets 426.
    */
@@ -174,7 +181,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       },
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
-    { pattern: "/signal", cors: false, methods: { GET: admit } },
+    { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
     {
       pattern: "/:id",
@@ -188,6 +195,9 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchRoute = createRouteMatcher(routes);
   const podRoutes = podHosts?.routes(admit) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
+  const matchUpgrade = createRouteMatcher(
+    [...routes, ...podRoutes].filter((route) => route.upgrade === true),
+  );
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -291,6 +301,12 @@ export function createBroker(options: ResolvedOptions): Broker {
     const id = podId ?? match.id;
     const input: RouteRequest = { request, baseUrl, id, peerAddress };
     const finish = (answer: Response | Admission) => {
+      if (!(answer instanceof Response) && route.upgrade !== true) {
+        answer = toProblem(
+          new Error(`An admission from '${route.pattern}'`),
+          options.logger,
+        );
+      }
       if (answer instanceof Response) {
         if (route.cors) {
           for (const [name, value] of Object.entries(CORS_HEADERS)) {
@@ -415,7 +431,17 @@ export function createBroker(options: ResolvedOptions): Broker {
     return match === null ? notFound(path) : notAllowed(match.route);
   }
 
-  return { handle, fetch, refuseMethod, hub, metrics, shutdown };
+  const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
+
+  return {
+    handle,
+    fetch,
+    isUpgradePath,
+    refuseMethod,
+    hub,
+    metrics,
+    shutdown,
+  };
 }
 
 /** 426 with `Upgrade: websocket`: the one way `/signal` says it needs one. */

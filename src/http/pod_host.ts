@@ -145,7 +145,12 @@ export class PodHosts {
     };
     return [
       { pattern: "/", cors: false, methods: { GET: serve, HEAD: serve } },
-      { pattern: "/signal", cors: false, methods: { GET: admit } },
+      {
+        pattern: "/signal",
+        cors: false,
+        upgrade: true,
+        methods: { GET: admit },
+      },
     ];
   }
 }

@@ -40,6 +40,8 @@ export type ContractApi = typeof Core & typeof Adapter & {
   PostgresRegistry: typeof RegistryPostgres.PostgresRegistry;
   /** Which runtime this is. */
   runtime: Runtime;
+  /** The HTTP server under the broker: `Deno.serve`, or `node:http` (either runtime's). */
+  http: "Deno.serve" | "node:http";
   /** The command line that runs the `pod-broker` CLI, without its arguments. */
   cli: string[];
   /** The version the build must report (deno.json's). */

@@ -10,6 +10,7 @@ import type { ContractApi } from "./_support.ts";
 const API: ContractApi = {
   ...DENO_API,
   createSignalServer,
+  http: "node:http",
   cli: [
     Deno.execPath(),
     "run",

@@ -8,6 +8,7 @@ import { FIDELITY_CASES } from "./fidelity.ts";
 import { CLI_CASES } from "./cli.ts";
 import { FRONT_PAGE_CASES } from "./front_page.ts";
 import { HARDENING_CASES } from "./hardening.ts";
+import { HARDENING_NODE_CASES } from "./hardening_node.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
@@ -42,6 +43,7 @@ export const CASES: readonly ContractCase[] = [
   ...FRONT_PAGE_CASES,
   ...ORIGIN_CASES,
   ...FIDELITY_CASES,
+  ...HARDENING_NODE_CASES,
 ];
 
 const names = new Set<string>();

@@ -199,6 +199,7 @@ async function transpileSuite(project: string, version: string) {
       "  createRedisBus,",
       "  PostgresRegistry,",
       '  runtime: "node",',
+      '  http: "node:http",',
       `  cli: [${JSON.stringify(bin)}],`,
       `  version: ${JSON.stringify(version)},`,
       "};",

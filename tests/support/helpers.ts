@@ -29,6 +29,7 @@ export const DENO_API: support.ContractApi = {
   createRedisBus,
   PostgresRegistry,
   runtime: "deno",
+  http: "Deno.serve",
   cli: [Deno.execPath(), "run", "-A", MOD],
   version: config.version,
 };

@@ -22,6 +22,7 @@ import {
   PodResponseCache,
 } from "../../serving/pod_cache.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
+import { pacedBody } from "../../serving/send_deadline.ts";
 import type { RouteRequest } from "../router.ts";
 import type { PodHeaderOptions } from "../../config/types.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
@@ -41,6 +42,8 @@ export interface PodContext {
   scriptHashes: () => Promise<ScriptHashCache>;
   /** Where a failed `bumpHits` is reported. */
   logger: Logger;
+  /** A pod over the cache's size is dropped when unread for this long. */
+  sendTimeoutMs: number;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
@@ -63,6 +66,8 @@ export interface PodContextOptions {
   denyList: DenyList | null;
   /** Bytes of pods kept as ready responses (0: none). */
   podCacheBytes: number;
+  /** The send deadline of a pod over the cache's size. */
+  sendTimeoutMs: number;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
   /** Called with each hit the registry is told of (the metrics' count). */
@@ -90,6 +95,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
         module,
       ) => new module.ScriptHashCache({ logger })),
     logger,
+    sendTimeoutMs: options.sendTimeoutMs,
     denyList,
     podUrl: options.podUrl,
     scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
@@ -200,11 +206,15 @@ async function serveVersion(
   }
   countHit(context, id);
   input.bodyBytes = record.blobSize;
+  // A large pod goes out paced, under the send deadline; a small one whole
+  // (and kept ready).
   const response = new Response(
-    body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>,
+    (small ? body : pacedBody(body, context.sendTimeoutMs, context.logger)) as
+      | Uint8Array<ArrayBuffer>
+      | ReadableStream<Uint8Array<ArrayBuffer>>,
     { status: 200, headers },
   );
-  return body instanceof Uint8Array
+  return small && body instanceof Uint8Array
     ? context.responses.put(
       id,
       record.sha256,

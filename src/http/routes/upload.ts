@@ -118,7 +118,7 @@ export async function receivePod<T>(
   try {
     const { blob, sha256 } = whole
       ? await readSmallBody(request, context.uploadTimeoutMs)
-      : await readBody(request.body, announced, known, context, reservation);
+      : await readBody(request.body, announced, context, reservation);
     return await store(blob, sha256);
   } finally {
     reservation.release();
@@ -214,22 +214,22 @@ async function readSmallBody(
  * and failing with `upload_timeout` when it falls behind its
  * {@linkcode UploadPace} (no byte for `uploadTimeoutMs`, less than
  * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} over any such window, or not
- * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with
- * `busy` when the bytes received
- * no longer fit the budget. Memory grows with the
- * bytes received, never with what the client announced: a body with a
- * `Content-Length` goes into a buffer of that size, which is address space
- * until written (both runtimes get zeroed memory as fresh pages the kernel
- * commits on first write), and whose bytes become the blob without a copy;
- * a chunked body goes into a resizable buffer that grows in steps, copied
- * once to a fixed one at the end. The budget holds what was received. The
- * SHA-256 of the blob is computed as the chunks arrive, while the network
- * is the bottleneck, instead of in a second pass.
+ * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with `busy`
+ * when the bytes received no longer fit the budget. Memory grows with the
+ * bytes received, never with what the client announced: the body goes into
+ * a resizable buffer that grows as its bytes arrive (doubling, from the
+ * budget's first hold), copied once to a fixed one at the end. Not into a
+ * buffer of the announced size, though that is only address space until
+ * written: V8 counts it as memory held at once, and 2,000 uploads that
+ * announced 50 MB and sent a byte each kept it collecting garbage, without
+ * end, on the thread that serves every request (`/health` did not answer
+ * for seconds). The budget holds what was received. The SHA-256 of the
+ * blob is computed as the chunks arrive, while the network is the
+ * bottleneck, instead of in a second pass.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
-  known: boolean,
   context: UploadContext,
   reservation: UploadReservation,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
@@ -242,9 +242,7 @@ async function readBody(
   // HTTP framing ends a body with a length there; a chunked one may go on
   // to the limit.
   const capacity = Math.min(announced, max);
-  const buffer = known
-    ? new ArrayBuffer(capacity)
-    : new ArrayBuffer(0, { maxByteLength: capacity });
+  const buffer = new ArrayBuffer(0, { maxByteLength: capacity });
   const reader = body.getReader();
   const pace = new UploadPace(ms, performance.now());
   let size = 0;
@@ -272,7 +270,10 @@ async function readBody(
       }
       if (end > buffer.byteLength) {
         buffer.resize(
-          Math.min(capacity, Math.max(end, 2 * buffer.byteLength, GROW_BYTES)),
+          Math.min(
+            capacity,
+            Math.max(end, 2 * buffer.byteLength, FIRST_HOLD_BYTES),
+          ),
         );
       }
       new Uint8Array(buffer, size, value.length).set(value);
@@ -288,15 +289,10 @@ async function readBody(
     reader.releaseLock();
   }
   return {
-    blob: known
-      ? new Uint8Array(buffer, 0, size)
-      : new Uint8Array(buffer.transferToFixedLength(size)),
+    blob: new Uint8Array(buffer.transferToFixedLength(size)),
     sha256: new Uint8Array(hash.digest()),
   };
 }
-
-/** The smallest step a chunked body's buffer grows by. */
-const GROW_BYTES = 1024 * 1024;
 
 /**
  * The next chunk, or the error of `timedOut()` (and the body cancelled)
