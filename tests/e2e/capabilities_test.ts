@@ -3,19 +3,10 @@
 // (see tests/support/capabilities_journey.ts). The journey runs in a child
 // process, inside a network namespace that has only loopback when this is
 // root and `unshare` works.
-import {
-  browserTest,
-  chromiumNotice,
-  runJourneyOk,
-} from "../support/browser.ts";
+import { journeyTest } from "../support/browser.ts";
 
-const JOURNEY =
-  new URL("../support/capabilities_journey.ts", import.meta.url).pathname;
-chromiumNotice("the capabilities browser test");
-
-browserTest(
+journeyTest(
+  "the capabilities browser test",
   "a pod's capabilities in Chromium are those docs/authors/capabilities.md lists, on both hosts",
-  async () => {
-    await runJourneyOk(JOURNEY);
-  },
+  "capabilities_journey.ts",
 );

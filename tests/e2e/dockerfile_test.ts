@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { validate } from "dockerfile-utils";
 import { signedPod, spawnBroker } from "../support/helpers.ts";
+import { freePort } from "../support/ports.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const dockerfile = await Deno.readTextFile(
@@ -18,13 +19,6 @@ function execForm(instruction: string): string[] {
   );
   assert.ok(match, `${instruction} in exec form`);
   return JSON.parse(match[1]!);
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 Deno.test("Dockerfile lints clean with dockerfile-utils", () => {
@@ -67,7 +61,7 @@ function containerCommand(dataDir: string, port: number) {
 
 Deno.test("Dockerfile's ENTRYPOINT and CMD serve, pass the HEALTHCHECK and stop on SIGTERM", async () => {
   const dataDir = await Deno.makeTempDir();
-  const port = freePort();
+  const port = await freePort();
   const { command, args, map } = containerCommand(dataDir, port);
   assert.equal(command, "deno");
   await using broker = await spawnBroker(args, ROOT);
@@ -199,7 +193,7 @@ async function sendOversizedFrame(
 
 Deno.test("issue 19 item 2: the container refuses a frame announcing over --max-frame-bytes with 1009 before its payload is sent", async () => {
   const dataDir = await Deno.makeTempDir();
-  const port = freePort();
+  const port = await freePort();
   const { args } = containerCommand(dataDir, port);
   await using broker = await spawnBroker(args, ROOT);
   // 60 MB: under the 64 MiB that Deno.upgradeWebSocket assembles whole

@@ -16,7 +16,7 @@ import { Buffer } from "node:buffer";
 import { request } from "node:https";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { freePort, waitForPort } from "../contract/_support.ts";
+import { freePort, waitForPort } from "../support/ports.ts";
 import { MOD, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
 

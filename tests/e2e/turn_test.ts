@@ -1,12 +1,8 @@
 // A real coturn accepts the TURN credentials the broker hands out in
 // `joined`, and refuses them once they expire (issue 9).
 import assert from "node:assert/strict";
-import {
-  allocate,
-  freePort,
-  haveCoturn,
-  startCoturn,
-} from "../support/coturn.ts";
+import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
+import { freePort } from "../support/ports.ts";
 import { MOD, spawnBroker, startServer } from "../support/helpers.ts";
 import { blocksRunBy } from "../support/doc_blocks.ts";
 import { type Frame, TestClient } from "../support/ws.ts";
@@ -177,7 +173,7 @@ Deno.test({
     await using coturn = await startCoturn({
       secret,
       async config(port, dir) {
-        tlsPort = await freePort("127.0.0.1");
+        tlsPort = await freePort({ udp: true });
         const made = await new Deno.Command("openssl", {
           args: [
             "req",
