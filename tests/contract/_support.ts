@@ -31,7 +31,11 @@ import type {
 // The low-level helpers live in tests/support/ (runtime-neutral files that
 // node_test.ts transpiles with this folder); the suite imports them from here.
 export { freePort, sleep, waitForPort } from "../support/ports.ts";
-export { type BrokerProcess, LISTENING } from "../support/broker_process.ts";
+export {
+  ANY_LOCAL_PORT,
+  type BrokerProcess,
+  LISTENING,
+} from "../support/broker_process.ts";
 
 /** The runtime a case runs on. */
 export type Runtime = "deno" | "node";

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { connect, createServer, type Server } from "node:net";
 import process from "node:process";
 import {
+  ANY_LOCAL_PORT,
   assertProblem,
   type CliRun,
   collect,
@@ -156,10 +157,7 @@ function loggedAddresses(stdout: string): (string | undefined)[] {
 test("issue 19 item 9: --access-log ip writes the peer address, or with --trust-proxy the last X-Forwarded-For hop", async (api) => {
   for (const trustProxy of [false, true]) {
     const broker = await spawnBroker(api, [
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
       "--access-log",
       "ip",
       ...(trustProxy ? ["--trust-proxy"] : []),

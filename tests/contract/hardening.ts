@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
   announce,
+  ANY_LOCAL_PORT,
   assertProblem,
   collect,
   newSeed,
@@ -242,10 +243,7 @@ test("security also: an aborted upload is logged at debug level, never as an err
 
 test("access log: bytes is the body size of /health, uploads, updates and problems; an update is logged as PUT /:id", async (api) => {
   await using broker = await spawnBroker(api, [
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+    ...ANY_LOCAL_PORT,
     "--access-log",
     "on",
   ], { keep: true });

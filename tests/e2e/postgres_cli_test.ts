@@ -3,7 +3,7 @@
 // `delete` with --registry postgres, DATABASE_URL from the environment, and
 // usage errors; the password never shows.
 import assert from "node:assert/strict";
-import { spawnBroker } from "../support/broker_process.ts";
+import { ANY_LOCAL_PORT, spawnBroker } from "../support/broker_process.ts";
 import {
   cli,
   type CliRun,
@@ -29,10 +29,7 @@ async function spawnCliBroker(
     "-A",
     MOD,
     ...args,
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+    ...ANY_LOCAL_PORT,
   ], { env, keep: true });
   return {
     port: broker.port,

@@ -3,7 +3,12 @@
 import assert from "node:assert/strict";
 import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
 import { freePort } from "../support/ports.ts";
-import { MOD, spawnBroker, startServer } from "../support/helpers.ts";
+import {
+  ANY_LOCAL_PORT,
+  MOD,
+  spawnBroker,
+  startServer,
+} from "../support/helpers.ts";
 import { blocksRunBy } from "../support/doc_blocks.ts";
 import { type Frame, TestClient } from "../support/ws.ts";
 
@@ -40,10 +45,7 @@ Deno.test({
         "run",
         "-A",
         MOD,
-        "--port",
-        "0",
-        "--hostname",
-        "127.0.0.1",
+        ...ANY_LOCAL_PORT,
         "--stun-url",
         `stun:127.0.0.1:${coturn.port}`,
         "--turn-url",

@@ -8,6 +8,14 @@ import process from "node:process";
 export const LISTENING: RegExp = /listening on http:\/\/[^"\s]+:(\d+)/;
 const LISTENING_LINE = new RegExp(`${LISTENING.source}.*\\n`);
 
+/** The flags that make a broker listen on 127.0.0.1, on a port of its choice. */
+export const ANY_LOCAL_PORT: readonly string[] = [
+  "--port",
+  "0",
+  "--hostname",
+  "127.0.0.1",
+];
+
 /** A broker process started by {@linkcode spawnBroker}. */
 export interface BrokerProcess extends AsyncDisposable {
   /** The port it logged as listening on. */

@@ -11,11 +11,12 @@ import type { SignPodOptions } from "../../src/pod/sign.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import * as support from "../contract/_support.ts";
 import {
+  ANY_LOCAL_PORT,
   type BrokerProcess,
   spawnBroker as spawnProcess,
 } from "./broker_process.ts";
 
-export type { BrokerProcess } from "./broker_process.ts";
+export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
 export {
   replaceText,
   SAMPLE_HTML,
@@ -119,9 +120,6 @@ export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
     "sqlite",
     "--data-dir",
     dataDir,
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+    ...ANY_LOCAL_PORT,
   ]);
 }

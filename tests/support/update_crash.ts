@@ -7,7 +7,13 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { signUpdate, verifyPod } from "../../src/core.ts";
-import { MOD, newSeed, signedPod, spawnBroker } from "./helpers.ts";
+import {
+  ANY_LOCAL_PORT,
+  MOD,
+  newSeed,
+  signedPod,
+  spawnBroker,
+} from "./helpers.ts";
 import { pseudoRandomBytes } from "./registry_contract.ts";
 
 /** Options of {@linkcode runUpdateCrashLoop}. */
@@ -69,10 +75,7 @@ async function start(options: UpdateCrashOptions) {
       "-A",
       MOD,
       ...options.flags,
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
     ],
     undefined,
     options.env,
