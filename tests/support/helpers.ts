@@ -18,6 +18,7 @@ import {
 
 export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
 export {
+  type CliRun,
   replaceText,
   SAMPLE_HTML,
   type TestServer,
@@ -86,21 +87,11 @@ export function spawnBroker(
   return spawnProcess(Deno.execPath(), args, { ...(cwd ? { cwd } : {}), env });
 }
 
-/** What a finished CLI run printed. */
-export interface CliRun {
-  /** Exit code. */
-  code: number;
-  /** Everything written to stdout. */
-  stdout: string;
-  /** Everything written to stderr. */
-  stderr: string;
-}
-
 /** Runs `pod-broker ARGS` (the Deno CLI) to the end, with `env` added. */
 export async function cli(
   args: string[],
   env: Record<string, string> = {},
-): Promise<CliRun> {
+): Promise<support.CliRun> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MOD, ...args],
     stdin: "null",
