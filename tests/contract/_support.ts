@@ -6,11 +6,16 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createSocket } from "node:dgram";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import {
+  type BrokerProcess,
+  spawnBroker as spawnProcess,
+  type SpawnOptions,
+} from "../support/broker_process.ts";
+import { sleep } from "../support/ports.ts";
 import type * as Core from "../../src/core.ts";
 import type * as Adapter from "../../src/adapter.ts";
 import type * as BusRedis from "../../src/signaling/bus/redis.ts";
@@ -22,6 +27,15 @@ import type {
   SignalServerOptions,
   SignPodOptions,
 } from "../../src/core.ts";
+
+// The low-level helpers live in tests/support/ (runtime-neutral files that
+// node_test.ts transpiles with this folder); the suite imports them from here.
+export { freePort, sleep, waitForPort } from "../support/ports.ts";
+export {
+  ANY_LOCAL_PORT,
+  type BrokerProcess,
+  LISTENING,
+} from "../support/broker_process.ts";
 
 /** The runtime a case runs on. */
 export type Runtime = "deno" | "node";
@@ -270,11 +284,6 @@ export async function assertProblem(
 ): Promise<void> {
   assert.equal(response.status, status, `expected ${status} ${code}`);
   assert.equal((await problemOf(response)).code, code);
-}
-
-/** Resolves after `ms`. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits until `check()` holds, polling; fails after `ms`. */
@@ -648,116 +657,17 @@ export function runCommand(command: string, args: string[]): Promise<CliRun> {
   });
 }
 
-/** A broker process started by {@linkcode spawnBroker}. */
-export interface BrokerProcess extends AsyncDisposable {
-  /** The port it logged as listening on. */
-  port: number;
-  /** Its process id (to send it signals). */
-  pid: number;
-  /** What it logged up to and with the "listening" line. */
-  log: string;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number>;
-}
-
 /**
- * Runs `pod-broker ARGS` (a broker's command line) and waits until it logs
- * "listening on http://HOST:PORT".
+ * Runs `pod-broker ARGS` (a broker's command line, on the runtime's CLI) and
+ * waits until it logs "listening on http://HOST:PORT".
  */
 export function spawnBroker(
   api: ContractApi,
   args: string[],
+  options: SpawnOptions = {},
 ): Promise<BrokerProcess> {
   const [command, ...prefix] = api.cli;
-  const child = spawn(command!, [...prefix, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  const exited = new Promise<number>((resolve) => {
-    child.once("close", (code, signal) => {
-      resolve(code ?? (signal ? 128 : 1));
-    });
-  });
-  let stopped: Promise<number> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      // process.kill, not child.kill: after child.kill(), Deno's
-      // node:child_process reports the signal instead of the exit code.
-      try {
-        if (child.exitCode === null) process.kill(child.pid!, "SIGTERM");
-      } catch { /* it ended meanwhile */ }
-      return await exited;
-    })();
-    return stopped;
-  };
-  let log = "";
-  let listening = false;
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      // Once it listens, the rest is read and dropped, so that the broker
-      // never blocks on a full pipe.
-      if (listening) return;
-      log += text;
-      const match = /listening on http:\/\/[^"\s]+:(\d+).*\n/.exec(log);
-      if (match) {
-        listening = true;
-        resolve({
-          port: Number(match[1]),
-          pid: child.pid!,
-          log,
-          stop,
-          [Symbol.asyncDispose]: async () => void await stop(),
-        });
-      }
-    });
-    void exited.then(
-      (code) => reject(new Error(`The broker ended (${code}): ${log}`)),
-    );
-  });
-}
-
-/** A port free on 127.0.0.1 right now, for TCP (and UDP too with `udp`). */
-export async function freePort(
-  { udp = false }: { udp?: boolean } = {},
-): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const server = createServer();
-    const port = await new Promise<number>((resolve) =>
-      server.listen(
-        0,
-        "127.0.0.1",
-        () => resolve((server.address() as { port: number }).port),
-      )
-    );
-    await new Promise((resolve) => server.close(resolve));
-    if (!udp) return port;
-    const socket = createSocket("udp4");
-    const free = await new Promise<boolean>((resolve) => {
-      socket.once("error", () => resolve(false));
-      socket.bind(port, "127.0.0.1", () => resolve(true));
-    });
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
-    if (free) return port;
-  }
-  throw new Error("Cannot find a free port");
-}
-
-/** Waits (at most 10 s) until `what` accepts TCP connections on `port`. */
-export async function waitForPort(port: number, what: string): Promise<void> {
-  for (let attempt = 0;; attempt++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (up) return;
-    assert.ok(attempt < 200, `${what} did not start`);
-    await sleep(50);
-  }
+  return spawnProcess(command!, [...prefix, ...args], options);
 }
 
 /**

@@ -2,8 +2,7 @@
 // SCHEME://LABEL.DOMAIN[:PORT]/ and nothing else is answered there. Requests
 // go through node:http, since fetch cannot set the Host header.
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
-import { request as httpRequest } from "node:http";
+import { type HostAnswer, requestWithHost } from "../support/host_request.ts";
 import { collect, signedPod, startServer, upload } from "./_support.ts";
 
 const { cases, test } = collect();
@@ -23,11 +22,7 @@ export function labelOf(id: string): string {
 }
 
 /** A response read by {@linkcode requestAs}. */
-export interface RawAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+export type RawAnswer = HostAnswer;
 
 /** One request to 127.0.0.1:`port` with a raw `Host` header. */
 export function requestAs(
@@ -37,28 +32,7 @@ export function requestAs(
   method = "GET",
   headers: Record<string, string> = {},
 ): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      path,
-      method,
-      headers: { ...headers, Host: host },
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode!,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString("utf8"),
-        }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return requestWithHost(port, host, path, { method, headers });
 }
 
 function codeOf(answer: RawAnswer): string {

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import process from "node:process";
 import type { PodRecord, Registry } from "../../src/core.ts";
 import {
+  ANY_LOCAL_PORT,
   type CliRun,
   collect,
   type ContractApi,
@@ -259,10 +260,7 @@ test("security 10: pod-broker --script-policy hashes refuses a --csp the hashes 
     const run = await runUntilListening(api, [
       "--registry",
       "memory",
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
       "--script-policy",
       "hashes",
       "--csp",

@@ -11,6 +11,7 @@ import {
   runJourney,
 } from "../support/browser.ts";
 import {
+  ANY_LOCAL_PORT,
   cli,
   MOD,
   signedPod,
@@ -44,10 +45,7 @@ Deno.test({
       "postgres",
       "--bus",
       "redis",
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
     ];
     await using a = await spawnBroker(args, undefined, env);
     await using b = await spawnBroker(args, undefined, env);

@@ -12,11 +12,14 @@
 // with a loud notice.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { Buffer } from "node:buffer";
-import { request } from "node:https";
 import { join } from "node:path";
 import WebSocket from "ws";
-import { freePort, waitForPort } from "../contract/_support.ts";
+import { freePort, waitForPort } from "../support/ports.ts";
+import {
+  type HostAnswer,
+  type HostRequestInit,
+  requestWithHost,
+} from "../support/host_request.ts";
 import { MOD, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
 
@@ -134,11 +137,7 @@ async function startDocumentedBroker(dir: string) {
   return await spawnBroker(["run", "-A", MOD, ...args], ROOT);
 }
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+type Answer = HostAnswer;
 
 /** One request over TLS to 127.0.0.1:`port`, naming `host` in SNI and Host. */
 function send(
@@ -146,36 +145,10 @@ function send(
   host: string,
   path: string,
   ca: string,
-  init: {
-    method?: string;
-    headers?: Record<string, string>;
-    body?: Uint8Array;
-  } = {},
+  init: Omit<HostRequestInit, "tls"> = {},
 ): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({
-      host: "127.0.0.1",
-      port,
-      path,
-      method: init.method ?? "GET",
-      servername: host,
-      ca,
-      headers: { ...init.headers, Host: `${host}:${port}` },
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode!,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString("utf8"),
-        }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end(init.body);
-  });
+  const tls = { ca, servername: host };
+  return requestWithHost(port, `${host}:${port}`, path, { ...init, tls });
 }
 
 /** A WebSocket over TLS that collects its frames. */

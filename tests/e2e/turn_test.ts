@@ -1,13 +1,14 @@
 // A real coturn accepts the TURN credentials the broker hands out in
 // `joined`, and refuses them once they expire (issue 9).
 import assert from "node:assert/strict";
+import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
+import { freePort } from "../support/ports.ts";
 import {
-  allocate,
-  freePort,
-  haveCoturn,
-  startCoturn,
-} from "../support/coturn.ts";
-import { MOD, spawnBroker, startServer } from "../support/helpers.ts";
+  ANY_LOCAL_PORT,
+  MOD,
+  spawnBroker,
+  startServer,
+} from "../support/helpers.ts";
 import { blocksRunBy } from "../support/doc_blocks.ts";
 import { type Frame, TestClient } from "../support/ws.ts";
 
@@ -44,10 +45,7 @@ Deno.test({
         "run",
         "-A",
         MOD,
-        "--port",
-        "0",
-        "--hostname",
-        "127.0.0.1",
+        ...ANY_LOCAL_PORT,
         "--stun-url",
         `stun:127.0.0.1:${coturn.port}`,
         "--turn-url",
@@ -177,7 +175,7 @@ Deno.test({
     await using coturn = await startCoturn({
       secret,
       async config(port, dir) {
-        tlsPort = await freePort("127.0.0.1");
+        tlsPort = await freePort({ udp: true });
         const made = await new Deno.Command("openssl", {
           args: [
             "req",

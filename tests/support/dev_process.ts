@@ -2,6 +2,8 @@
 // read from standard output, its standard error collected, stopped by PID.
 import { MOD } from "./helpers.ts";
 
+export { cli as runCli } from "./helpers.ts";
+
 /** A running `pod-broker dev`. */
 export interface DevProcess extends AsyncDisposable {
   /** The URL it printed (with its `#dev` fragment). */
@@ -12,20 +14,6 @@ export interface DevProcess extends AsyncDisposable {
   waitFor(pattern: RegExp, ms?: number): Promise<void>;
   /** SIGTERM, then its exit code. */
   stop(): Promise<number>;
-}
-
-/** `pod-broker ARGS` (Deno CLI) with `env` added, to the end. */
-export async function runCli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
 }
 
 /** Starts `pod-broker dev ARGS --port 0` and waits for its URL. */

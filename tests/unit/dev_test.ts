@@ -4,14 +4,13 @@
 // and as the page. The browser half (tabs reload, two tabs talk) is
 // tests/e2e/dev_test.ts.
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
 import { readFile, writeFile } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { runCli, startDev } from "../support/dev_process.ts";
 import { startServer, upload } from "../support/helpers.ts";
 import { tempDir } from "../contract/_support.ts";
+import { requestWithHost } from "../support/host_request.ts";
 
 interface Answer {
   status: number;
@@ -20,33 +19,18 @@ interface Answer {
 }
 
 /** GET `url` from 127.0.0.1, with the URL's host as the Host header. */
-function get(url: string): Promise<Answer> {
+async function get(url: string): Promise<Answer> {
   const { port, host, pathname } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port: Number(port),
-      path: pathname,
-      headers: { Host: host },
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode!,
-          headers: Object.fromEntries(
-            Object.entries(res.headers).map((
-              [name, value],
-            ) => [name, [value ?? ""].flat().join("\n")]),
-          ),
-          body: new Uint8Array(Buffer.concat(chunks)),
-        }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  const answer = await requestWithHost(Number(port), host, pathname);
+  return {
+    status: answer.status,
+    headers: Object.fromEntries(
+      Object.entries(answer.headers).map((
+        [name, value],
+      ) => [name, [value ?? ""].flat().join("\n")]),
+    ),
+    body: answer.bytes,
+  };
 }
 
 /** Headers with the pod's host (and id) written as HOST, the date left out. */
