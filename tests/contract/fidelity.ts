@@ -4,7 +4,7 @@
 // registry is reopened; and the metrics' pod hits agree with the
 // registry's, on pod hosts too.
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
+import type { Buffer } from "node:buffer";
 import { request as httpRequest } from "node:http";
 import {
   collect,
