@@ -16,6 +16,7 @@ import {
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
+import { COMPAT_DIALECTS } from "../signaling/compat/limits.ts";
 
 export type { OptionKind } from "./kinds.ts";
 
@@ -310,6 +311,16 @@ export const TABLE = [
     orNull: true,
     defaultText: "any",
     help: 'WebSocket origins allowed (403 otherwise); pods send "null"',
+  },
+  {
+    key: "compat",
+    flag: "compat",
+    arg: "LIST",
+    kind: "choiceList",
+    choices: COMPAT_DIALECTS,
+    default: [...COMPAT_DIALECTS],
+    help:
+      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id; comma-separated, or none",
   },
   {
     key: "iceServers",

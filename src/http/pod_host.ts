@@ -112,8 +112,10 @@ export class PodHosts {
    * `Clear-Site-Data`.
    *
    * @param admit The broker's `/signal` handler.
+   * @param more Routes a pod host shares with the broker host (the
+   * dialects' `/y-webrtc`, `/peerjs`, `/peerjs/id` and `/ice`).
    */
-  routes(admit: RouteHandler): Route[] {
+  routes(admit: RouteHandler, more: readonly Route[] = []): Route[] {
     const serve = (input: RouteRequest): Response | Promise<Response> => {
       // The pod's own origin is the base URL of what it is served with.
       input.baseUrl = this.originOf(input.baseUrl, input.id);
@@ -127,6 +129,7 @@ export class PodHosts {
     return [
       { pattern: "/", cors: false, methods: { GET: serve, HEAD: serve } },
       { pattern: "/signal", cors: false, methods: { GET: admit } },
+      ...more,
     ];
   }
 }

@@ -8,10 +8,32 @@
  * @module
  */
 
-/** A `/signal` request the adapter should upgrade to a WebSocket. */
+import type { CompatDialect } from "../signaling/compat/limits.ts";
+
+/**
+ * Every path a WebSocket upgrade may be admitted on (each only while its
+ * dialect is on): `/signal`, the broker's own protocol, and the dialects of
+ * y-webrtc and PeerJS. An upgrade request for any other path is answered
+ * as a plain request.
+ */
+export const WEBSOCKET_PATHS = ["/signal", "/y-webrtc", "/peerjs"] as const;
+
+/** A dialect socket's admission: what its hub needs to know of it. */
+export interface CompatAdmission {
+  /** Which dialect. */
+  dialect: CompatDialect;
+  /** Its namespace (`namespaceOf`). */
+  namespace: string;
+  /** The query's `key`, `id` and `token` (PeerJS). */
+  params: Record<string, string>;
+}
+
+/** A request the adapter should upgrade to a WebSocket. */
 export interface Admission {
   /** The `Origin` header, or null when absent. */
   origin: string | null;
+  /** For `/y-webrtc` and `/peerjs`: the dialect socket; absent for `/signal`. */
+  compat?: CompatAdmission;
 }
 
 /** What a handler gets: the request, its base URL and the path parameter. */

@@ -21,11 +21,18 @@ export const HEALTH_MAX_ORIGIN_CHARS = 256;
  *
  * @param stats The hub's live figures (this broker's own, with a bus too).
  * @param startedAt When the broker started (ms since the epoch).
+ * @param compat The live figures of each dialect that is on
+ * (`/y-webrtc`: sockets and topics; `/peerjs`: sockets and ids), reported
+ * as `compat` when any is.
  * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
  * plus `originsOmitted` when origins were left out, and `bus` (`"up"` or
  * `"down"`) when a signaling bus is configured.
  */
-export function handleHealth(stats: HubStats, startedAt: number): Response {
+export function handleHealth(
+  stats: HubStats,
+  startedAt: number,
+  compat: Record<string, Record<string, number>> = {},
+): Response {
   const origins: string[] = [];
   let omitted = 0;
   for (const origin of stats.origins) {
@@ -46,6 +53,7 @@ export function handleHealth(stats: HubStats, startedAt: number): Response {
     peers: stats.peers,
     origins,
     ...(omitted === 0 ? {} : { originsOmitted: omitted }),
+    ...(Object.keys(compat).length === 0 ? {} : { compat }),
     ...(stats.bus === undefined ? {} : { bus: stats.bus }),
   }, { "Cache-Control": "no-store" });
 }

@@ -1,0 +1,344 @@
+/**
+ * `/y-webrtc`: the signaling protocol of y-webrtc (the WebRTC provider of
+ * Yjs), with every limit of protocol version 1 and these of its own:
+ * - a frame is checked before it is relayed (`y_webrtc_frames.ts`);
+ * - in clear mode, a socket's `from` in a topic is fixed by its first
+ *   publish there, and no other socket of the topic may use it: `forged_from`;
+ * - a signal with a `to` goes to the socket whose `from` that is, not to
+ *   the whole topic (y-webrtc's client drops the others' anyway);
+ * - at most `maxPeersPerSession` subscribers a topic (`topic_full`) and
+ *   {@linkcode MAX_TOPICS_PER_SOCKET} topics a socket (`too_many_topics`);
+ * - a publish costs a token for each socket it reaches;
+ * - a topic is forgotten with its last subscriber.
+ *
+ * Topics live in the socket's namespace (see `limits.ts`). With a bus, a
+ * {@linkcode TopicRelay} carries publishes to the other brokers.
+ *
+ * @module
+ */
+
+import { CLOSE_CODES } from "../close.ts";
+import {
+  type CompatClient,
+  CompatHub,
+  type CompatHubOptions,
+  type CompatSocket,
+  type CompatSocketInit,
+} from "./base.ts";
+import {
+  type ClearData,
+  parseYWebrtcFrame,
+  type YWebrtcFrame,
+} from "./y_webrtc_frames.ts";
+import { MAX_TOPICS_PER_SOCKET, scopedKey } from "./limits.ts";
+import type { PeerSocket } from "../types.ts";
+
+interface YSocket extends CompatSocket {
+  /** Topic name to the `from` this socket uses there (null: none yet). */
+  topics: Map<string, string | null>;
+  /** The subscribe deadline, cleared by the first subscription. */
+  subscribeTimer: ReturnType<typeof setTimeout> | undefined;
+}
+
+/** A topic of this broker: its subscribers, and who uses which `from`. */
+export interface Topic {
+  /** Its key: namespace and name. */
+  readonly key: string;
+  /** Its name (what clients call it). */
+  readonly name: string;
+  /** The subscribed sockets of this broker. */
+  readonly subscribers: Set<YSocket>;
+  /** Clear-mode `from` to the socket that uses it. */
+  readonly byFrom: Map<string, YSocket>;
+}
+
+/**
+ * A publish that other brokers relay to their own subscribers of a topic:
+ * the checked data, and for a signal its addressee.
+ */
+export interface RemotePublish {
+  /** The topic's key. */
+  key: string;
+  /** The topic's name. */
+  topic: string;
+  /** Checked data: clear-mode data or a base64 string. */
+  data: ClearData | string;
+}
+
+/**
+ * Carries topics across brokers (through the signaling bus). Without one,
+ * a broker's topics are its own.
+ */
+export interface TopicRelay {
+  /**
+   * A socket of this broker subscribed to `key`, which had `local`
+   * subscribers here before it. Resolves false when the topic is full
+   * across brokers (the hub then takes the socket out again).
+   */
+  subscribe(key: string, max: number): Promise<boolean>;
+  /** A socket of this broker left `key`. */
+  unsubscribe(key: string): void;
+  /** Subscribers of `key` on other brokers, as last known. */
+  remote(key: string): number;
+  /** Sends a publish to the other brokers that hold subscribers of it. */
+  publish(message: RemotePublish): void;
+  /** Attaches the hub: publishes from other brokers come through it. */
+  attach(deliver: (message: RemotePublish) => void): void;
+}
+
+/** Options of {@linkcode YWebrtcHub}. */
+export interface YWebrtcHubOptions extends CompatHubOptions {
+  /** Carries topics across brokers; absent, they are this broker's own. */
+  relay?: TopicRelay | undefined;
+}
+
+/**
+ * The hub of `/y-webrtc` sockets.
+ *
+ * @example A ping
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { YWebrtcHub } from "./y_webrtc.ts";
+ * import { DEFAULT_SIGNALING } from "../../config/options.ts";
+ *
+ * const hub = new YWebrtcHub({ limits: { ...DEFAULT_SIGNALING, allowedOrigins: null } });
+ * const sent: string[] = [];
+ * const client = hub.connect({ send: (t) => sent.push(t), close() {} }, null, "none");
+ * client.message('{"type":"ping"}');
+ * assert.deepEqual(sent, ['{"type":"pong"}']);
+ * client.closed();
+ * assert.equal(hub.sockets, 0);
+ * ```
+ */
+export class YWebrtcHub extends CompatHub<YSocket> {
+  /** The dialect. */
+  readonly dialect = "y-webrtc" as const;
+  #topics = new Map<string, Topic>();
+  #relay: TopicRelay | undefined;
+
+  /**
+   * @param options The limits, a logger, an observer and a relay.
+   */
+  constructor(options: YWebrtcHubOptions) {
+    super(options);
+    this.#relay = options.relay;
+    this.#relay?.attach((message) => this.#fromRelay(message));
+  }
+
+  /** Open sockets, and topics with a subscriber on this broker. */
+  get stats(): { sockets: number; topics: number } {
+    return { sockets: this.sockets, topics: this.#topics.size };
+  }
+
+  /**
+   * Registers an upgraded socket. It must subscribe within
+   * `joinTimeoutMs`, or it is closed (1008).
+   *
+   * @param socket The socket.
+   * @param origin Its `Origin`, or null.
+   * @param namespace Its namespace (`namespaceOf`).
+   * @returns The callbacks of its events.
+   */
+  connect(
+    socket: PeerSocket,
+    origin: string | null,
+    namespace: string,
+  ): CompatClient {
+    const init: CompatSocketInit = { socket, origin, namespace };
+    const state: YSocket = {
+      ...this.initial(init),
+      topics: new Map(),
+      subscribeTimer: undefined,
+    };
+    state.subscribeTimer = setTimeout(() => {
+      state.subscribeTimer = undefined;
+      this.close(state, CLOSE_CODES.policyViolation, "Subscribe timeout");
+    }, this.limits.joinTimeoutMs);
+    return this.register(state);
+  }
+
+  /** Handles one frame. */
+  protected onText(state: YSocket, text: string): void {
+    const frame = parseYWebrtcFrame(text);
+    if (frame.type === "publish") {
+      this.#publish(state, frame);
+      return;
+    }
+    if (!this.takeTokens(state, 1)) return;
+    if (frame.type === "error") {
+      this.refuse(state, frame.code, frame.message);
+      return;
+    }
+    switch (frame.type) {
+      case "subscribe":
+        this.#subscribe(state, frame.topics);
+        break;
+      case "unsubscribe":
+        for (const name of frame.topics) this.#unsubscribe(state, name);
+        break;
+      case "ping":
+        this.send(state, '{"type":"pong"}');
+        break;
+    }
+  }
+
+  /** y-webrtc's client ignores frames of types it does not know. */
+  protected errorFrame(code: string, message: string): string {
+    return JSON.stringify({ type: "error", code, message });
+  }
+
+  /** Leaves every topic. */
+  protected leave(state: YSocket): void {
+    clearTimeout(state.subscribeTimer);
+    state.subscribeTimer = undefined;
+    for (const name of [...state.topics.keys()]) {
+      this.#unsubscribe(state, name);
+    }
+  }
+
+  #subscribe(state: YSocket, names: string[]): void {
+    for (const name of names) {
+      if (state.topics.has(name)) continue;
+      if (state.topics.size >= MAX_TOPICS_PER_SOCKET) {
+        this.refuse(
+          state,
+          "too_many_topics",
+          `Cannot subscribe to '${
+            name.slice(0, 64)
+          }': at most ${MAX_TOPICS_PER_SOCKET} topics a socket`,
+        );
+        return;
+      }
+      const key = scopedKey(state.namespace, name);
+      const held = this.#topics.get(key)?.subscribers.size ?? 0;
+      const max = this.limits.maxPeersPerSession;
+      if (held + (this.#relay?.remote(key) ?? 0) >= max) {
+        this.#full(state, name);
+        continue;
+      }
+      let topic = this.#topics.get(key);
+      if (topic === undefined) {
+        topic = { key, name, subscribers: new Set(), byFrom: new Map() };
+        this.#topics.set(key, topic);
+      }
+      topic.subscribers.add(state);
+      state.topics.set(name, null);
+      clearTimeout(state.subscribeTimer);
+      state.subscribeTimer = undefined;
+      this.#relay?.subscribe(key, max).then((ok) => {
+        if (ok || state.topics.get(name) === undefined) return;
+        this.#unsubscribe(state, name);
+        this.#full(state, name);
+      }, () => {});
+    }
+  }
+
+  #full(state: YSocket, name: string): void {
+    this.refuse(
+      state,
+      "topic_full",
+      `Cannot subscribe to '${
+        name.slice(0, 64)
+      }': it has ${this.limits.maxPeersPerSession} subscribers`,
+    );
+  }
+
+  // Leaves one topic; the topic goes with its last subscriber, so nothing
+  // is left behind.
+  #unsubscribe(state: YSocket, name: string): void {
+    if (!state.topics.has(name)) return;
+    const from = state.topics.get(name);
+    state.topics.delete(name);
+    const key = scopedKey(state.namespace, name);
+    const topic = this.#topics.get(key);
+    if (topic === undefined) return;
+    topic.subscribers.delete(state);
+    if (from != null && topic.byFrom.get(from) === state) {
+      topic.byFrom.delete(from);
+    }
+    if (topic.subscribers.size === 0) this.#topics.delete(key);
+    this.#relay?.unsubscribe(key);
+  }
+
+  #publish(
+    state: YSocket,
+    frame: Extract<YWebrtcFrame, { type: "publish" }>,
+  ): void {
+    const { topic: name, data } = frame;
+    if (!state.topics.has(name)) {
+      if (!this.takeTokens(state, 1)) return;
+      this.refuse(
+        state,
+        "not_subscribed",
+        `Cannot publish to '${name.slice(0, 64)}': subscribe to it first`,
+      );
+      return;
+    }
+    const topic = this.#topics.get(scopedKey(state.namespace, name))!;
+    const recipients = this.#recipients(topic, data);
+    const remote = this.#relay?.remote(topic.key) ?? 0;
+    // One token for each socket the publish reaches (at least one).
+    if (!this.takeTokens(state, Math.max(1, recipients.length + remote))) {
+      return;
+    }
+    if (typeof data !== "string" && !this.#bindFrom(state, topic, data.from)) {
+      return;
+    }
+    this.#deliver(topic, data, recipients);
+    if (remote > 0) this.#relay?.publish({ key: topic.key, topic: name, data });
+  }
+
+  // Clear mode: the first `from` a socket uses in a topic is its own there.
+  #bindFrom(state: YSocket, topic: Topic, from: string): boolean {
+    const mine = state.topics.get(topic.name);
+    const holder = topic.byFrom.get(from);
+    if (mine === from) return true;
+    if (mine === null && holder === undefined) {
+      state.topics.set(topic.name, from);
+      topic.byFrom.set(from, state);
+      return true;
+    }
+    this.refuse(
+      state,
+      "forged_from",
+      mine === null
+        ? `Cannot publish as '${from}': another socket of this topic is it`
+        : `Cannot publish as '${from}': this socket is '${mine}' in this topic`,
+    );
+    return false;
+  }
+
+  // A signal goes to its addressee; the rest to every subscriber, the
+  // sender included (as y-webrtc's reference server does).
+  #recipients(topic: Topic, data: ClearData | string): YSocket[] {
+    if (typeof data !== "string" && data.type === "signal") {
+      const target = topic.byFrom.get(data.to);
+      return target === undefined ? [] : [target];
+    }
+    return [...topic.subscribers];
+  }
+
+  #deliver(
+    topic: Topic,
+    data: ClearData | string,
+    recipients: YSocket[],
+  ): void {
+    if (recipients.length === 0) return;
+    const text = JSON.stringify({
+      type: "publish",
+      topic: topic.name,
+      data,
+      clients: topic.subscribers.size + (this.#relay?.remote(topic.key) ?? 0),
+    });
+    for (const recipient of recipients) this.send(recipient, text);
+    this.relayed(recipients.length);
+  }
+
+  // A publish from another broker, checked there; delivered here by the
+  // same rule (a signal only to the socket whose `from` is its `to`).
+  #fromRelay(message: RemotePublish): void {
+    const topic = this.#topics.get(message.key);
+    if (topic === undefined || topic.name !== message.topic) return;
+    this.#deliver(topic, message.data, this.#recipients(topic, message.data));
+  }
+}
