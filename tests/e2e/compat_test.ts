@@ -1,0 +1,43 @@
+// Apps written for y-webrtc (Yjs) and PeerJS run as pods on this broker:
+// the real npm packages built into signed pods with `build`, in Debian's
+// Chromium (tests/support/compat_journey.ts, in a loopback-only network
+// namespace when it can), on one broker and on two brokers sharing Redis.
+import { join } from "node:path";
+import {
+  browserTest,
+  chromiumNotice,
+  runJourneyOk,
+} from "../support/browser.ts";
+import { buildCompatPod } from "../support/compat_pods.ts";
+
+const JOURNEY =
+  new URL("../support/compat_journey.ts", import.meta.url).pathname;
+chromiumNotice("the y-webrtc and PeerJS journeys");
+
+/** Builds the app's pod into a temp file (outside the namespace: it may fetch). */
+async function builtPod(app: "yjs" | "peerjs"): Promise<string> {
+  const html = await buildCompatPod(`tests/testdata/compat/${app}`, app);
+  const dir = await Deno.makeTempDir({ prefix: "compat-journey-" });
+  const path = join(dir, `${app}.html`);
+  await Deno.writeFile(path, html);
+  return path;
+}
+
+async function journey(app: "yjs" | "peerjs", bus: boolean): Promise<void> {
+  const pod = await builtPod(app);
+  try {
+    await runJourneyOk(JOURNEY, [app, pod, ...(bus ? ["--bus"] : [])]);
+  } finally {
+    await Deno.remove(join(pod, ".."), { recursive: true });
+  }
+}
+
+browserTest(
+  "compat: two Yjs visitors edit one document through /y-webrtc, with and without a password; a third joins late",
+  () => journey("yjs", false),
+);
+
+browserTest(
+  "compat: two PeerJS visitors connect by id through /peerjs and exchange data both ways; a duplicate id gets unavailable-id; a reconnect keeps its id",
+  () => journey("peerjs", false),
+);
