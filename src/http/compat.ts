@@ -14,6 +14,7 @@ import type { ResolvedOptions } from "../config/options.ts";
 import type { CompatClient, CompatObserver } from "../signaling/compat/base.ts";
 import { type CompatDialect, namespaceOf } from "../signaling/compat/limits.ts";
 import { PeerJsHub } from "../signaling/compat/peerjs.ts";
+import { createCompatRelays } from "../signaling/compat/relays.ts";
 import { YWebrtcHub } from "../signaling/compat/y_webrtc.ts";
 import type { HubStats } from "../signaling/hub.ts";
 import type { PeerSocket } from "../signaling/types.ts";
@@ -75,8 +76,17 @@ export function createCompat(
     } satisfies CompatObserver,
   };
   const on = new Set(options.compat);
-  const yWebrtc = on.has("y-webrtc") ? new YWebrtcHub(common) : null;
-  const peerjs = on.has("peerjs") ? new PeerJsHub(common) : null;
+  // With a bus that has a compat part, topics and ids are shared.
+  const shared = options.bus?.compat;
+  const relays = shared === undefined || on.size === 0
+    ? null
+    : createCompatRelays(shared, options.logger);
+  const yWebrtc = on.has("y-webrtc")
+    ? new YWebrtcHub({ ...common, relay: relays?.topics })
+    : null;
+  const peerjs = on.has("peerjs")
+    ? new PeerJsHub({ ...common, relay: relays?.ids })
+    : null;
   const hubs = [yWebrtc, peerjs].filter((hub) => hub !== null);
 
   const upgrade =

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import {
   collect,
+  type ContractApi,
   expectedTurnCredential,
   type Frame,
   sleep,
@@ -13,6 +14,7 @@ import {
   type TestServer,
 } from "./_support.ts";
 import { labelOf, rawSocket } from "./_compat_support.ts";
+import { startRedis } from "./scaleout.ts";
 
 const { cases, test } = collect();
 
@@ -492,7 +494,10 @@ async function pjOpen(
   origin?: string,
 ): Promise<TestClient> {
   const client = await pjClient(t, id, token, { origin });
-  assert.deepEqual(await client.next(), { type: "OPEN" });
+  const opened = await client.next().catch((error) => {
+    throw new Error(`${id} did not open: ${error.message}`);
+  });
+  assert.deepEqual(opened, { type: "OPEN" });
   return client;
 }
 
@@ -806,3 +811,120 @@ test("compat: PeerJS ids live in a namespace per origin", async (api) => {
   assert.deepEqual((await health(t)).compat.peerjs, { sockets: 3, ids: 3 });
   await closeAll(one, two, bob);
 });
+
+// --- Across brokers on Redis -------------------------------------------
+
+/** Two brokers on one private Redis, each with its RedisBus; or null. */
+async function twoBrokers(
+  api: ContractApi,
+  signaling: Record<string, number> = {},
+): Promise<
+  | (AsyncDisposable & { a: TestServer; b: TestServer })
+  | null
+> {
+  const redis = await startRedis();
+  if (redis === null) return null;
+  const buses = [
+    await api.createRedisBus({ url: redis.url, heartbeatMs: 300 }),
+    await api.createRedisBus({ url: redis.url, heartbeatMs: 300 }),
+  ];
+  const [a, b] = [
+    await startServer(api, { bus: buses[0]!, signaling }),
+    await startServer(api, { bus: buses[1]!, signaling }),
+  ];
+  return {
+    a,
+    b,
+    async [Symbol.asyncDispose]() {
+      await a.server.close();
+      await b.server.close();
+      for (const bus of buses) await bus.close();
+      await redis[Symbol.asyncDispose]();
+    },
+  };
+}
+
+test("compat bus: a y-webrtc topic spans two brokers: publishes, signals, from and subscribers held across them", async (api) => {
+  await using pair = await twoBrokers(api, { maxPeersPerSession: 3 });
+  if (pair === null) return;
+  const { a: brokerA, b: brokerB } = pair;
+  const [a, b] = [await yClient(brokerA), await yClient(brokerB)];
+  await subscribe(a, "room");
+  await subscribe(b, "room");
+  // The subscriptions reach Redis a moment after the brokers took them.
+  await sleep(150);
+  publish(a, "room", { type: "announce", from: "peer-a" });
+  assert.equal((await b.next()).data.from, "peer-a");
+  assert.equal((await a.next()).data.from, "peer-a");
+  publish(b, "room", { type: "announce", from: "peer-b" });
+  assert.equal((await a.next()).data.from, "peer-b");
+  await b.next();
+  const signal = {
+    type: "signal",
+    from: "peer-b",
+    to: "peer-a",
+    signal: OFFER,
+  };
+  publish(b, "room", signal);
+  assert.deepEqual((await a.next()).data, signal);
+  // A socket on A cannot use b's from, held on B.
+  const forger = await yClient(brokerA);
+  await subscribe(forger, "room");
+  await sleep(150);
+  publish(forger, "room", { type: "announce", from: "peer-b" });
+  assert.deepEqual((await settle(forger)).map((f) => f.code), ["forged_from"]);
+  assert.deepEqual(await settle(a), []);
+  // Three subscribers across the brokers: the fourth is refused.
+  const fourth = await yClient(brokerB);
+  fourth.send({ type: "subscribe", topics: ["room"] });
+  await sleep(300);
+  assert.deepEqual((await settle(fourth)).map((f) => f.code), ["topic_full"]);
+  // Once b leaves, its from and its place are free on the other broker.
+  await b.close();
+  await sleep(200);
+  await subscribe(fourth, "room");
+  await sleep(200);
+  assert.deepEqual(await settle(fourth), []);
+  const heir = forger;
+  publish(heir, "room", { type: "announce", from: "peer-b" });
+  assert.equal((await fourth.next()).data.from, "peer-b");
+  await closeAll(a, forger, fourth);
+});
+
+test(
+  "compat bus: a PeerJS id is claimed once across brokers, and messages reach it on the other",
+  async (api) => {
+    await using pair = await twoBrokers(api);
+    if (pair === null) return;
+    const { a: brokerA, b: brokerB } = pair;
+    const alice = await pjOpen(brokerA, "alice", "secret");
+    const thief = await pjClient(brokerB, "alice", "other");
+    assert.equal((await thief.next()).type, "ID-TAKEN");
+    await thief.closed;
+    const bob = await pjOpen(brokerB, "bob");
+    bob.send({ type: "OFFER", dst: "alice", payload: PJ_OFFER });
+    assert.deepEqual(await alice.next(), {
+      type: "OFFER",
+      src: "bob",
+      dst: "alice",
+      payload: PJ_OFFER,
+    });
+    alice.send({ type: "ANSWER", dst: "bob", payload: PJ_ANSWER });
+    assert.equal((await bob.next()).src, "alice");
+    // A message for an id not yet open waits, and finds it on the other broker.
+    bob.send({ type: "OFFER", dst: "late", payload: PJ_OFFER });
+    await sleep(500);
+    const late = await pjOpen(brokerA, "late");
+    assert.equal((await late.next(3_000)).src, "bob");
+    // Alice does not come back: bob, on the other broker, is told.
+    await alice.close();
+    assert.deepEqual(await bob.next(8_000), {
+      type: "LEAVE",
+      src: "alice",
+      dst: "bob",
+    });
+    const again = await pjOpen(brokerB, "alice", "new");
+    await closeAll(bob, late, again);
+  },
+  { timeoutMs: 40_000 },
+);

@@ -9,10 +9,12 @@ import {
   runJourneyOk,
 } from "../support/browser.ts";
 import { buildCompatPod } from "../support/compat_pods.ts";
+import { haveRedis } from "../support/redis.ts";
 
 const JOURNEY =
   new URL("../support/compat_journey.ts", import.meta.url).pathname;
 chromiumNotice("the y-webrtc and PeerJS journeys");
+const HAVE_REDIS = haveRedis();
 
 /** Builds the app's pod into a temp file (outside the namespace: it may fetch). */
 async function builtPod(app: "yjs" | "peerjs"): Promise<string> {
@@ -40,4 +42,19 @@ browserTest(
 browserTest(
   "compat: two PeerJS visitors connect by id through /peerjs and exchange data both ways; a duplicate id gets unavailable-id; a reconnect keeps its id",
   () => journey("peerjs", false),
+);
+
+/** A journey across two brokers on Redis (skipped without redis-server). */
+function busTest(name: string, fn: () => Promise<void>): void {
+  if (HAVE_REDIS) browserTest(name, fn);
+}
+
+busTest(
+  "compat bus: Yjs visitors on two brokers sharing Redis edit one document, with and without a password",
+  () => journey("yjs", true),
+);
+
+busTest(
+  "compat bus: PeerJS visitors on two brokers sharing Redis connect by id; the duplicate id is refused across them",
+  () => journey("peerjs", true),
 );

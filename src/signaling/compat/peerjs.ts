@@ -35,6 +35,7 @@ import {
   PEERJS_WAIT_MS,
   scopedKey,
 } from "./limits.ts";
+import type { IdRelay, RemoteMessage } from "./relay_types.ts";
 import {
   isPeerJsId,
   isPeerJsToken,
@@ -54,52 +55,39 @@ interface Client {
   /** Keys of the ids it exchanged messages with, to their ids. */
   contacts: Map<string, string>;
   graceTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Frames from other brokers that came while it had no socket (being
+   * claimed, or about to come back), at most MAX_PEERJS_QUEUED_MESSAGES.
+   */
+  inbox: string[];
 }
 
-// Messages of one socket for one absent id.
+// A frame that goes to a `dst`.
+type Routed = Exclude<PeerJsFrame, { type: "HEARTBEAT" }>;
+
+// Messages of one socket for one absent id: each as the frame to send here
+// and the checked frame to send to another broker. With a relay, the id is
+// looked for on the other brokers every RETRY_MS meanwhile.
 interface Waiting {
   sender: PSocket;
   dst: string;
   dstKey: string;
-  frames: string[];
+  messages: { text: string; frame: Routed }[];
   bytes: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  retry: ReturnType<typeof setInterval> | undefined;
 }
+
+/** How often messages waiting for an id look for it on other brokers. */
+const RETRY_MS = 250;
 
 interface PSocket extends CompatSocket {
   client: Client | null;
+  /** Frames that came while its id was being claimed across brokers. */
+  held: string[] | null;
   waiting: Map<string, Waiting>;
   queued: number;
   queuedBytes: number;
-}
-
-/** A message for an id that another broker holds. */
-export interface RemoteMessage {
-  /** The addressee's key (namespace and id). */
-  dstKey: string;
-  /** The sender's id (in the same namespace). */
-  src: string;
-  /** The frame's type, destination and payload, checked by the sender. */
-  frame: PeerJsFrame;
-}
-
-/**
- * Claims ids across brokers and carries messages to the broker that holds
- * an id (through the signaling bus). Without one, a broker's ids are its
- * own.
- */
-export interface IdRelay {
-  /** Claims `key` for this broker; false when another broker holds it. */
-  claim(key: string): Promise<boolean>;
-  /** Lets `key` go. */
-  release(key: string): void;
-  /**
-   * Sends a message to the broker that holds its addressee; false when no
-   * broker does.
-   */
-  send(message: RemoteMessage): Promise<boolean>;
-  /** Attaches the hub: messages for its ids come through it. */
-  attach(deliver: (message: RemoteMessage) => void): void;
 }
 
 /** Options of {@linkcode PeerJsHub}. */
@@ -172,6 +160,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
     const state: PSocket = {
       ...this.initial({ socket, origin, namespace }),
       client: null,
+      held: null,
       waiting: new Map(),
       queued: 0,
       queuedBytes: 0,
@@ -201,6 +190,16 @@ export class PeerJsHub extends CompatHub<PSocket> {
   /** Handles one frame. */
   protected onText(state: PSocket, text: string): void {
     if (!this.takeTokens(state, 1)) return;
+    if (state.held === null) {
+      this.#handle(state, text);
+    } else if (state.held.length < MAX_PEERJS_QUEUED_MESSAGES) {
+      state.held.push(text);
+    } else {
+      this.refuse(state, "queue_full", "Cannot accept the frame: not open yet");
+    }
+  }
+
+  #handle(state: PSocket, text: string): void {
     const frame = parsePeerJsFrame(text);
     if (frame.type === "refused") {
       this.refuse(state, frame.code, frame.message);
@@ -266,15 +265,20 @@ export class PeerJsHub extends CompatHub<PSocket> {
       socket: null,
       contacts: new Map(),
       graceTimer: undefined,
+      inbox: [],
     };
     this.#clients.set(key, client);
     if (this.#relay === undefined) {
       this.#attach(state, client);
       return;
     }
+    state.held = [];
     this.#relay.claim(key).then((ok) => {
+      const held = state.held ?? [];
+      state.held = null;
       if (ok && !state.closing) {
         this.#attach(state, client);
+        for (const text of held) this.#handle(state, text);
         return;
       }
       if (ok) this.#relay?.release(key);
@@ -297,12 +301,13 @@ export class PeerJsHub extends CompatHub<PSocket> {
     client.socket = state;
     state.client = client;
     this.send(state, '{"type":"OPEN"}');
+    for (const text of client.inbox.splice(0)) this.send(state, text);
     const waiting = this.#waiting.get(client.key);
     if (waiting === undefined) return;
     for (const entry of [...waiting]) {
       this.#unwait(entry);
-      for (const text of entry.frames) this.send(state, text);
-      this.relayed(entry.frames.length);
+      for (const { text } of entry.messages) this.send(state, text);
+      this.relayed(entry.messages.length);
       const sender = entry.sender.client;
       if (sender !== null) {
         this.#contact(client, sender.key, sender.id);
@@ -314,7 +319,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
   // Sends a checked frame from `client` to its `dst`: here, on another
   // broker, or waiting for it (a LEAVE to an absent id is dropped, as
   // PeerJS's server does).
-  #route(client: Client, frame: Exclude<PeerJsFrame, { type: "HEARTBEAT" }>) {
+  #route(client: Client, frame: Routed): void {
     const { dst } = frame;
     const dstKey = scopedKey(client.namespace, dst);
     const text = JSON.stringify({
@@ -333,22 +338,34 @@ export class PeerJsHub extends CompatHub<PSocket> {
       this.#contact(target, client.key, client.id);
       return;
     }
+    const sender = client.socket;
     const relay = target === undefined ? this.#relay : undefined;
-    if (relay === undefined && (leave || client.socket === null)) return;
+    // After a message that waits, the next waits too: they keep their order.
+    if (sender !== null && !leave && sender.waiting.has(dstKey)) {
+      this.#wait(sender, { text, frame }, dstKey);
+      return;
+    }
     if (relay === undefined) {
-      this.#wait(client.socket!, dst, dstKey, text);
+      if (!leave && sender !== null) {
+        this.#wait(sender, { text, frame }, dstKey);
+      }
       return;
     }
     relay.send({ dstKey, src: client.id, frame }).then((sent) => {
       if (sent && !leave) this.#contact(client, dstKey, dst);
       if (sent || leave || client.socket === null) return;
-      this.#wait(client.socket, dst, dstKey, text);
+      this.#wait(client.socket, { text, frame }, dstKey);
     }, () => {});
   }
 
   // Queues a message for an absent id, within the socket's bounds.
-  #wait(sender: PSocket, dst: string, dstKey: string, text: string): void {
-    const bytes = text.length;
+  #wait(
+    sender: PSocket,
+    message: { text: string; frame: Routed },
+    dstKey: string,
+  ): void {
+    const dst = message.frame.dst;
+    const bytes = message.text.length;
     if (
       sender.queued + 1 > MAX_PEERJS_QUEUED_MESSAGES ||
       sender.queuedBytes + bytes > MAX_PEERJS_QUEUED_BYTES
@@ -359,19 +376,30 @@ export class PeerJsHub extends CompatHub<PSocket> {
     }
     let waiting = sender.waiting.get(dstKey);
     if (waiting === undefined) {
-      waiting = { sender, dst, dstKey, frames: [], bytes: 0, timer: undefined };
-      const entry = waiting;
-      waiting.timer = setTimeout(() => {
+      const entry: Waiting = {
+        sender,
+        dst,
+        dstKey,
+        messages: [],
+        bytes: 0,
+        timer: undefined,
+        retry: undefined,
+      };
+      entry.timer = setTimeout(() => {
         this.#unwait(entry);
         this.observer?.compatRefused(this.dialect, "expired");
         this.#expire(sender, dst);
       }, PEERJS_WAIT_MS);
+      if (this.#relay !== undefined) {
+        entry.retry = setInterval(() => this.#retry(entry), RETRY_MS);
+      }
+      waiting = entry;
       sender.waiting.set(dstKey, waiting);
       let set = this.#waiting.get(dstKey);
       if (set === undefined) this.#waiting.set(dstKey, set = new Set());
       set.add(waiting);
     }
-    waiting.frames.push(text);
+    waiting.messages.push(message);
     waiting.bytes += bytes;
     sender.queued++;
     sender.queuedBytes += bytes;
@@ -383,12 +411,34 @@ export class PeerJsHub extends CompatHub<PSocket> {
     this.send(sender, JSON.stringify({ type: "EXPIRE", src: dst, dst: id }));
   }
 
+  // Looks for the id on the other brokers: found, its messages go there.
+  #retry(waiting: Waiting): void {
+    const client = waiting.sender.client;
+    const first = waiting.messages[0];
+    if (client === null || first === undefined || this.#relay === undefined) {
+      return;
+    }
+    const { dstKey } = waiting;
+    this.#relay.send({ dstKey, src: client.id, frame: first.frame }).then(
+      (sent) => {
+        if (!sent || waiting.sender.waiting.get(dstKey) !== waiting) return;
+        this.#unwait(waiting);
+        this.#contact(client, dstKey, waiting.dst);
+        for (const { frame } of waiting.messages.slice(1)) {
+          this.#relay?.send({ dstKey, src: client.id, frame }).catch(() => {});
+        }
+      },
+      () => {},
+    );
+  }
+
   #unwait(waiting: Waiting): void {
     clearTimeout(waiting.timer);
+    clearInterval(waiting.retry);
     const { sender, dstKey } = waiting;
     if (sender.waiting.get(dstKey) !== waiting) return;
     sender.waiting.delete(dstKey);
-    sender.queued -= waiting.frames.length;
+    sender.queued -= waiting.messages.length;
     sender.queuedBytes -= waiting.bytes;
     const set = this.#waiting.get(dstKey);
     set?.delete(waiting);
@@ -425,11 +475,19 @@ export class PeerJsHub extends CompatHub<PSocket> {
   // here: nothing from the bus reaches a socket unchecked.
   #fromRelay(message: RemoteMessage): void {
     const target = this.#clients.get(message.dstKey);
-    if (target?.socket == null || !isPeerJsId(message.src)) return;
+    if (target === undefined || !isPeerJsId(message.src)) return;
     const frame = parsePeerJsFrame(JSON.stringify(message.frame));
     if (frame.type === "refused" || frame.type === "HEARTBEAT") return;
     if (frame.dst !== target.id) return;
-    this.send(target.socket, JSON.stringify({ ...frame, src: message.src }));
+    const text = JSON.stringify({ ...frame, src: message.src });
+    if (target.socket === null) {
+      // The bus told the sender this id is ours before its socket had it.
+      if (target.inbox.length < MAX_PEERJS_QUEUED_MESSAGES) {
+        target.inbox.push(text);
+      }
+    } else {
+      this.send(target.socket, text);
+    }
     this.relayed(1);
     if (frame.type === "LEAVE") return;
     const srcKey = scopedKey(target.namespace, message.src);

@@ -31,13 +31,17 @@ import {
   type YWebrtcFrame,
 } from "./y_webrtc_frames.ts";
 import { MAX_TOPICS_PER_SOCKET, scopedKey } from "./limits.ts";
+import type { TopicRelay } from "./relay_types.ts";
 import type { PeerSocket } from "../types.ts";
+import { exceedsBytes } from "../messages.ts";
 
 interface YSocket extends CompatSocket {
   /** Topic name to the `from` this socket uses there (null: none yet). */
   topics: Map<string, string | null>;
   /** The subscribe deadline, cleared by the first subscription. */
   subscribeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Publishes wait on this while a `from` is claimed across brokers. */
+  pending: Promise<unknown> | null;
 }
 
 /** A topic of this broker: its subscribers, and who uses which `from`. */
@@ -50,40 +54,6 @@ export interface Topic {
   readonly subscribers: Set<YSocket>;
   /** Clear-mode `from` to the socket that uses it. */
   readonly byFrom: Map<string, YSocket>;
-}
-
-/**
- * A publish that other brokers relay to their own subscribers of a topic:
- * the checked data, and for a signal its addressee.
- */
-export interface RemotePublish {
-  /** The topic's key. */
-  key: string;
-  /** The topic's name. */
-  topic: string;
-  /** Checked data: clear-mode data or a base64 string. */
-  data: ClearData | string;
-}
-
-/**
- * Carries topics across brokers (through the signaling bus). Without one,
- * a broker's topics are its own.
- */
-export interface TopicRelay {
-  /**
-   * A socket of this broker subscribed to `key`, which had `local`
-   * subscribers here before it. Resolves false when the topic is full
-   * across brokers (the hub then takes the socket out again).
-   */
-  subscribe(key: string, max: number): Promise<boolean>;
-  /** A socket of this broker left `key`. */
-  unsubscribe(key: string): void;
-  /** Subscribers of `key` on other brokers, as last known. */
-  remote(key: string): number;
-  /** Sends a publish to the other brokers that hold subscribers of it. */
-  publish(message: RemotePublish): void;
-  /** Attaches the hub: publishes from other brokers come through it. */
-  attach(deliver: (message: RemotePublish) => void): void;
 }
 
 /** Options of {@linkcode YWebrtcHub}. */
@@ -122,7 +92,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   constructor(options: YWebrtcHubOptions) {
     super(options);
     this.#relay = options.relay;
-    this.#relay?.attach((message) => this.#fromRelay(message));
+    this.#relay?.attach((key, frame) => this.#fromRelay(key, frame));
   }
 
   /** Open sockets, and topics with a subscriber on this broker. */
@@ -149,6 +119,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       ...this.initial(init),
       topics: new Map(),
       subscribeTimer: undefined,
+      pending: null,
     };
     state.subscribeTimer = setTimeout(() => {
       state.subscribeTimer = undefined;
@@ -226,8 +197,8 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       clearTimeout(state.subscribeTimer);
       state.subscribeTimer = undefined;
       this.#relay?.subscribe(key, max).then((ok) => {
-        if (ok || state.topics.get(name) === undefined) return;
-        this.#unsubscribe(state, name);
+        if (ok || !state.topics.has(name)) return;
+        this.#unsubscribe(state, name, false);
         this.#full(state, name);
       }, () => {});
     }
@@ -244,8 +215,8 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   }
 
   // Leaves one topic; the topic goes with its last subscriber, so nothing
-  // is left behind.
-  #unsubscribe(state: YSocket, name: string): void {
+  // is left behind. `counted`: whether the relay counted the subscription.
+  #unsubscribe(state: YSocket, name: string, counted = true): void {
     if (!state.topics.has(name)) return;
     const from = state.topics.get(name);
     state.topics.delete(name);
@@ -255,9 +226,10 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     topic.subscribers.delete(state);
     if (from != null && topic.byFrom.get(from) === state) {
       topic.byFrom.delete(from);
+      this.#relay?.releaseFrom(key, from);
     }
     if (topic.subscribers.size === 0) this.#topics.delete(key);
-    this.#relay?.unsubscribe(key);
+    if (counted) this.#relay?.unsubscribe(key);
   }
 
   #publish(
@@ -281,22 +253,59 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     if (!this.takeTokens(state, Math.max(1, recipients.length + remote))) {
       return;
     }
-    if (typeof data !== "string" && !this.#bindFrom(state, topic, data.from)) {
+    const bound = typeof data === "string"
+      ? true
+      : this.#bindFrom(state, topic, data.from);
+    if (bound === false) return;
+    const go = () => {
+      if (!state.topics.has(name) || state.closing) return;
+      this.#deliver(topic, data, this.#recipients(topic, data));
+      this.#relay?.publish(
+        topic.key,
+        JSON.stringify({ type: "publish", topic: name, data }),
+      );
+    };
+    // Publishes wait for a `from` being claimed across brokers, in order.
+    if (bound instanceof Promise || state.pending !== null) {
+      const after = (state.pending ?? Promise.resolve()).then(() => bound)
+        .then((ok) => ok && go(), () => {});
+      state.pending = after;
+      void after.then(() => {
+        if (state.pending === after) state.pending = null;
+      });
       return;
     }
-    this.#deliver(topic, data, recipients);
-    if (remote > 0) this.#relay?.publish({ key: topic.key, topic: name, data });
+    go();
   }
 
-  // Clear mode: the first `from` a socket uses in a topic is its own there.
-  #bindFrom(state: YSocket, topic: Topic, from: string): boolean {
+  // Clear mode: the first `from` a socket uses in a topic is its own there
+  // (with a relay, once no other broker's socket has it).
+  #bindFrom(
+    state: YSocket,
+    topic: Topic,
+    from: string,
+  ): boolean | Promise<boolean> {
     const mine = state.topics.get(topic.name);
     const holder = topic.byFrom.get(from);
     if (mine === from) return true;
     if (mine === null && holder === undefined) {
       state.topics.set(topic.name, from);
       topic.byFrom.set(from, state);
-      return true;
+      const relay = this.#relay;
+      if (relay === undefined) return true;
+      return relay.claimFrom(topic.key, from).then((ok) => {
+        if (ok) return true;
+        if (topic.byFrom.get(from) === state) topic.byFrom.delete(from);
+        if (state.topics.get(topic.name) === from) {
+          state.topics.set(topic.name, null);
+        }
+        this.refuse(
+          state,
+          "forged_from",
+          `Cannot publish as '${from}': a socket on another broker is it`,
+        );
+        return false;
+      }, () => false);
     }
     this.refuse(
       state,
@@ -334,11 +343,15 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     this.relayed(recipients.length);
   }
 
-  // A publish from another broker, checked there; delivered here by the
-  // same rule (a signal only to the socket whose `from` is its `to`).
-  #fromRelay(message: RemotePublish): void {
-    const topic = this.#topics.get(message.key);
-    if (topic === undefined || topic.name !== message.topic) return;
-    this.#deliver(topic, message.data, this.#recipients(topic, message.data));
+  // A publish from another broker, checked again here as a client's frame;
+  // delivered by the same rule (a signal only to the socket whose `from`
+  // is its `to`).
+  #fromRelay(key: string, text: string): void {
+    const topic = this.#topics.get(key);
+    if (topic === undefined) return;
+    if (exceedsBytes(text, this.limits.maxFrameBytes)) return;
+    const frame = parseYWebrtcFrame(text);
+    if (frame.type !== "publish" || frame.topic !== topic.name) return;
+    this.#deliver(topic, frame.data, this.#recipients(topic, frame.data));
   }
 }
