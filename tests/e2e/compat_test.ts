@@ -1,7 +1,9 @@
 // Apps written for y-webrtc (Yjs) and PeerJS run as pods on this broker:
 // the real npm packages built into signed pods with `build`, in Debian's
 // Chromium (tests/support/compat_journey.ts, in a loopback-only network
-// namespace when it can), on one broker and on two brokers sharing Redis.
+// namespace when it can), on one broker and on two brokers sharing Redis;
+// and the notes example (examples/notes/) on a pod origin.
+import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   browserTest,
@@ -13,6 +15,8 @@ import { haveRedis } from "../support/redis.ts";
 
 const JOURNEY =
   new URL("../support/compat_journey.ts", import.meta.url).pathname;
+const NOTES_JOURNEY =
+  new URL("../support/notes_journey.ts", import.meta.url).pathname;
 chromiumNotice("the y-webrtc and PeerJS journeys");
 const HAVE_REDIS = haveRedis();
 
@@ -57,4 +61,27 @@ busTest(
 busTest(
   "compat bus: PeerJS visitors on two brokers sharing Redis connect by id; the duplicate id is refused across them",
   () => journey("peerjs", true),
+);
+
+browserTest(
+  "examples: the notes pod (Yjs, y-webrtc) on its own origin: two visitors type into one text and see who is typing",
+  async () => {
+    // UPDATE_SCREENSHOT=1 refreshes examples/notes/screenshot.png.
+    const html = await buildCompatPod("examples/notes", "Notes");
+    const dir = await Deno.makeTempDir({ prefix: "notes-journey-" });
+    try {
+      await Deno.writeFile(join(dir, "notes.html"), html);
+      const shot = join(dir, "notes.png");
+      await runJourneyOk(NOTES_JOURNEY, [join(dir, "notes.html"), shot]);
+      assert.ok((await Deno.stat(shot)).size > 10_000, "a screenshot");
+      if (Deno.env.get("UPDATE_SCREENSHOT")) {
+        await Deno.copyFile(
+          shot,
+          new URL("../../examples/notes/screenshot.png", import.meta.url),
+        );
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 );
