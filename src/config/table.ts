@@ -16,7 +16,10 @@ import {
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
-import { COMPAT_DIALECTS } from "../signaling/compat/limits.ts";
+import {
+  COMPAT_DIALECTS,
+  type CompatDialect,
+} from "../signaling/compat/limits.ts";
 
 export type { OptionKind } from "./kinds.ts";
 
@@ -317,8 +320,8 @@ export const TABLE = [
     flag: "compat",
     arg: "LIST",
     kind: "choiceList",
-    choices: COMPAT_DIALECTS,
-    default: [...COMPAT_DIALECTS],
+    choices: COMPAT_DIALECTS as readonly CompatDialect[],
+    default: COMPAT_DIALECTS as readonly CompatDialect[],
     help:
       "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id; comma-separated, or none",
   },

@@ -52,7 +52,7 @@ export const PEERJS_WAIT_MS = 5_000;
 export const MAX_PEERJS_QUEUED_MESSAGES = 32;
 
 /** Bytes one PeerJS socket may have waiting for absent ids. */
-export const MAX_PEERJS_QUEUED_BYTES = 64 * 1_024;
+export const MAX_PEERJS_QUEUED_BYTES: number = 64 * 1_024;
 
 /**
  * The PeerJS ids one id remembers as contacts (told `LEAVE` when it dies);

@@ -35,13 +35,18 @@ import type { TopicRelay } from "./relay_types.ts";
 import type { PeerSocket } from "../types.ts";
 import { exceedsBytes } from "../messages.ts";
 
+/** Frames of one socket that may wait while a `from` is claimed. */
+const MAX_WAITING_FRAMES = 64;
+
 interface YSocket extends CompatSocket {
   /** Topic name to the `from` this socket uses there (null: none yet). */
   topics: Map<string, string | null>;
   /** The subscribe deadline, cleared by the first subscription. */
   subscribeTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Publishes wait on this while a `from` is claimed across brokers. */
+  /** Its frames wait on this while a `from` is claimed across brokers. */
   pending: Promise<unknown> | null;
+  /** How many frames wait. */
+  waiting: number;
 }
 
 /** A topic of this broker: its subscribers, and who uses which `from`. */
@@ -120,6 +125,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       topics: new Map(),
       subscribeTimer: undefined,
       pending: null,
+      waiting: 0,
     };
     state.subscribeTimer = setTimeout(() => {
       state.subscribeTimer = undefined;
@@ -130,6 +136,33 @@ export class YWebrtcHub extends CompatHub<YSocket> {
 
   /** Handles one frame. */
   protected onText(state: YSocket, text: string): void {
+    // While a `from` is being claimed across brokers, the socket's next
+    // frames wait (a few): every frame is answered in order.
+    if (state.pending !== null) {
+      if (state.waiting >= MAX_WAITING_FRAMES) {
+        this.refuse(state, "rate_limited", "Cannot accept the frame yet");
+        return;
+      }
+      state.waiting++;
+      this.#after(state, () => {
+        state.waiting--;
+        if (!state.closing) this.#onFrame(state, text);
+      });
+      return;
+    }
+    this.#onFrame(state, text);
+  }
+
+  // Chains `act` after what the socket waits for.
+  #after(state: YSocket, act: () => unknown): void {
+    const after = (state.pending ?? Promise.resolve()).then(act, () => {});
+    state.pending = after;
+    void after.then(() => {
+      if (state.pending === after) state.pending = null;
+    });
+  }
+
+  #onFrame(state: YSocket, text: string): void {
     const frame = parseYWebrtcFrame(text);
     if (frame.type === "publish") {
       this.#publish(state, frame);
@@ -265,14 +298,9 @@ export class YWebrtcHub extends CompatHub<YSocket> {
         JSON.stringify({ type: "publish", topic: name, data }),
       );
     };
-    // Publishes wait for a `from` being claimed across brokers, in order.
-    if (bound instanceof Promise || state.pending !== null) {
-      const after = (state.pending ?? Promise.resolve()).then(() => bound)
-        .then((ok) => ok && go(), () => {});
-      state.pending = after;
-      void after.then(() => {
-        if (state.pending === after) state.pending = null;
-      });
+    // The publish waits for its `from` being claimed across brokers.
+    if (bound instanceof Promise) {
+      this.#after(state, () => bound.then((ok) => ok && go()));
       return;
     }
     go();
