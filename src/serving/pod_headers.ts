@@ -106,16 +106,15 @@ function brokerOrigins(signalUrl: string): string {
   return `${ws.replace(/^ws/, "http")} ${ws}`;
 }
 
-/** Powerful features a chat pod does not need, all denied. */
+/**
+ * Powerful features a chat pod does not need, all denied: only features
+ * the browsers know (an unknown one is a console warning on every load).
+ */
 export const DEFAULT_PERMISSIONS_POLICY: string = [
   "accelerometer",
-  "ambient-light-sensor",
   "autoplay",
-  "battery",
-  "bluetooth",
   "camera",
   "display-capture",
-  "document-domain",
   "encrypted-media",
   "geolocation",
   "gyroscope",
