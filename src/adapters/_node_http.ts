@@ -14,6 +14,7 @@ import type { Duplex } from "node:stream";
 import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
+import { type ReadyParts, readyPartsOf } from "../serving/pod_cache.ts";
 import { requestTarget } from "../http/request_url.ts";
 import type { Logger } from "../_util/log.ts";
 
@@ -74,12 +75,35 @@ export async function serveHttp(
     res.once("finish", disarm);
     res.once("close", disarm);
   }
+  const parts = readyPartsOf(response);
+  if (parts !== undefined) return writeReady(res, response, parts, req.method);
   try {
     await sendNodeResponse(res, forNode(response));
   } catch (error) {
     logger("debug", "Cannot send the response", { error });
     res.destroy();
   }
+}
+
+/**
+ * Writes a hot pod's ready `200` from its parts: one `writeHead` with the
+ * cached header list (and what the broker set on the stand-in, such as
+ * `Strict-Transport-Security`), one `end` with the cached bytes; no web
+ * `Response`, header object or stream on the way.
+ */
+function writeReady(
+  res: ServerResponse,
+  stand: Response,
+  parts: ReadyParts,
+  method: string | undefined,
+): void {
+  let head = parts.head as string[];
+  for (const [name, value] of stand.headers) {
+    if (head === parts.head) head = [...head];
+    head.push(name, value);
+  }
+  res.writeHead(stand.status, STATUS_CODES[stand.status], head);
+  res.end(method === "HEAD" ? undefined : parts.body);
 }
 
 /**

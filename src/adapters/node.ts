@@ -73,7 +73,8 @@ export function createSignalServer(
 ): Promise<SignalServer> {
   const resolved = resolveOptions(options);
   const { logger } = resolved;
-  const broker = createBroker(resolved);
+  // Hot pods come in parts, written with one writeHead and one end.
+  const broker = createBroker(resolved, { readyParts: true });
   const signaling = createNodeSignaling({
     broker,
     maxFrameBytes: resolved.signaling.maxFrameBytes,

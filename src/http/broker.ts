@@ -99,18 +99,34 @@ const CORS_HEADERS = {
   "Access-Control-Expose-Headers": "Location, ETag",
 } as const;
 
+/** How an adapter takes the broker's answers. */
+export interface BrokerServing {
+  /**
+   * A hot pod's `200` comes as a bodiless stand-in whose parts (header list
+   * and bytes, `readyPartsOf`) the adapter writes itself: for `node:http`,
+   * where a web `Response`, its clone and its body stream per request cost
+   * more than the rest. Headers the broker sets on the stand-in come on top.
+   * @default {false}
+   */
+  readyParts?: boolean;
+}
+
 /**
  * Builds the broker core from resolved options.
  *
  * @param options Options with defaults applied (see `resolveOptions`).
+ * @param serving How the adapter takes the answers.
  * @returns The broker.
  */
-export function createBroker(options: ResolvedOptions): Broker {
+export function createBroker(
+  options: ResolvedOptions,
+  serving: BrokerServing = {},
+): Broker {
   // Every hit the registry is told of, on the broker host or a pod host.
   const onHit = () => metrics?.podHit();
   const podHosts = options.podDomain === null
     ? null
-    : new PodHosts(options.podDomain, { ...options, onHit });
+    : new PodHosts(options.podDomain, { ...options, ...serving, onHit });
   const podUrl = podHosts?.urlOf.bind(podHosts);
   if (podHosts && options.podDomainPsl === "unlisted") {
     options.logger(
@@ -129,7 +145,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       isPodOrigin,
     );
   // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext({ ...options, podUrl, onHit });
+  const pods = createPodContext({ ...options, ...serving, podUrl, onHit });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);

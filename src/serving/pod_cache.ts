@@ -12,6 +12,11 @@
  * answered with the old ones; within an entry there is one response per
  * base URL (the content policy names the signaling URL), a few at most.
  *
+ * Each entry also keeps its parts (the header list and the bytes), which
+ * the `node:http` adapter writes with one `writeHead` and one `end`: there,
+ * a web `Response`, its clone and the stream of its body cost more per
+ * request than everything else the broker does for a hot pod.
+ *
  * @module
  */
 
@@ -23,11 +28,41 @@ export const POD_CACHE_MAX_ENTRY_BYTES: number = 1024 * 1024;
 /** Base URLs (Host names) one pod keeps a ready response for. */
 export const POD_CACHE_BASE_URLS_PER_POD = 4;
 
+/** A cached `200` as `node:http` writes it. */
+export interface ReadyParts {
+  /** Header names and values, flat: `[name, value, name, value, ...]`. */
+  readonly head: readonly string[];
+  /** The body. */
+  readonly body: Uint8Array;
+}
+
+interface Ready {
+  /** The response whose clones `Deno.serve` sends. */
+  response: Response;
+  /** The same, in parts. */
+  parts: ReadyParts;
+}
+
 interface Entry {
   /** Ready responses by base URL, the least recently added first. */
-  responses: Map<string, Response>;
+  responses: Map<string, Ready>;
   /** Body bytes of one response. */
   bytes: number;
+}
+
+/** The parts of the stand-ins made by {@linkcode PodResponseCache.stand}. */
+const PARTS = new WeakMap<Response, ReadyParts>();
+
+/**
+ * The parts of a cached `200` that `response` stands in for, or undefined
+ * for any other response. Headers set on the stand-in (after the broker
+ * answered) come on top of them.
+ *
+ * @param response An answer of the broker.
+ * @returns The parts to write, or undefined.
+ */
+export function readyPartsOf(response: Response): ReadyParts | undefined {
+  return PARTS.get(response);
 }
 
 /**
@@ -37,17 +72,21 @@ interface Entry {
  * @example Keep a pod's response, answer copies of it
  * ```ts
  * import assert from "node:assert/strict";
- * import { PodResponseCache } from "./pod_cache.ts";
+ * import { PodResponseCache, readyPartsOf } from "./pod_cache.ts";
  *
  * const cache = new PodResponseCache(1024);
- * const sent = cache.put("id", "digest", "http://a", new Response("hi"), 2);
+ * const hi = new TextEncoder().encode("hi");
+ * const sent = cache.put("id", "digest", "http://a", [["ETag", '"d"']], hi);
  * assert.equal(await sent.text(), "hi");
  * assert.equal(await cache.get("id", "digest", "http://a")!.text(), "hi");
  * assert.equal(cache.get("id", "other-digest", "http://a"), null);
  * assert.equal(cache.get("id", "digest", "http://b"), null);
  * // A second Host name adds a response; the first one stays.
- * cache.put("id", "digest", "http://b", new Response("hi"), 2);
+ * cache.put("id", "digest", "http://b", [], hi);
  * assert.equal(await cache.get("id", "digest", "http://a")!.text(), "hi");
+ * // The same 200 in parts, for node:http.
+ * const stand = cache.stand("id", "digest", "http://a")!;
+ * assert.deepEqual(readyPartsOf(stand)?.head, ["ETag", '"d"']);
  * ```
  */
 export class PodResponseCache {
@@ -68,30 +107,52 @@ export class PodResponseCache {
 
   /** A fresh copy of the cached `200` of these bytes for `baseUrl`, or null. */
   get(id: string, sha256: string, baseUrl: string): Response | null {
-    const response = this.#entries.get(`${id} ${sha256}`)?.responses.get(
-      baseUrl,
-    );
-    return response === undefined ? null : response.clone();
+    return this.#ready(id, sha256, baseUrl)?.response.clone() ?? null;
   }
 
   /**
-   * Keeps `response` (a `200` with a byte body of `bytes`) for these bytes
-   * and `baseUrl`, when it fits, and returns a copy to send.
+   * A bodiless `200` standing in for the cached one of these bytes for
+   * `baseUrl` (its parts: {@linkcode readyPartsOf}), or null: no copy of
+   * the response, its headers or its body is made.
+   */
+  stand(id: string, sha256: string, baseUrl: string): Response | null {
+    const ready = this.#ready(id, sha256, baseUrl);
+    if (ready === undefined) return null;
+    const stand = new Response(null, { status: 200 });
+    PARTS.set(stand, ready.parts);
+    return stand;
+  }
+
+  #ready(id: string, sha256: string, baseUrl: string): Ready | undefined {
+    return this.#entries.get(`${id} ${sha256}`)?.responses.get(baseUrl);
+  }
+
+  /**
+   * Builds the `200` of `body` with `headers` and keeps it for these bytes
+   * and `baseUrl`, when it fits; returns a copy to send.
    */
   put(
     id: string,
     sha256: string,
     baseUrl: string,
-    response: Response,
-    bytes: number,
+    headers: readonly (readonly [string, string])[],
+    body: Uint8Array<ArrayBuffer>,
   ): Response {
+    const response = new Response(body, {
+      status: 200,
+      headers: headers as [string, string][],
+    });
+    const bytes = body.length;
     if (bytes > POD_CACHE_MAX_ENTRY_BYTES || bytes > this.#budget) {
       return response;
     }
     const key = `${id} ${sha256}`;
     const entry = this.#entries.get(key) ?? { responses: new Map(), bytes };
     entry.responses.delete(baseUrl);
-    entry.responses.set(baseUrl, response);
+    entry.responses.set(baseUrl, {
+      response,
+      parts: { head: headers.flat(), body },
+    });
     if (entry.responses.size > POD_CACHE_BASE_URLS_PER_POD) {
       entry.responses.delete(entry.responses.keys().next().value!);
     }

@@ -1,7 +1,8 @@
 // The items of the third security review that are about the HTTP servers
 // under the broker: the upgrade path and the send deadline (item 1), frames
-// over the limit (item 9) and slow uploads beside /health (item 10). Each
-// case is named after its item. Runs on all three adapters (see
+// over the limit (item 9) and slow uploads beside /health (item 10), each
+// case named after its item; and a hot pod's answer, which node:http writes
+// from its cached parts. Runs on all three adapters (see
 // _support.ts); what only node:http can do is checked where `api.http` says
 // node:http.
 import assert from "node:assert/strict";
@@ -248,3 +249,31 @@ async function raceTimeout(promise: Promise<unknown>, ms: number) {
     clearTimeout(timer);
   }
 }
+
+test("a hot pod's GET has the first answer's status, headers and bytes, with Strict-Transport-Security over https", async (api) => {
+  for (const baseUrl of [undefined, "https://pods.example"]) {
+    await using t = await startServer(api, baseUrl ? { baseUrl } : {});
+    const { id, pod } = await stored(api, t.url, "<!doctype html><p>hot");
+    const answers = [];
+    // The first GET builds the ready answer; the next ones are served from it.
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${t.url}/${id}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const headers = [...response.headers].filter(([name]) =>
+        name !== "date" && name !== "keep-alive" && name !== "connection"
+      );
+      answers.push({ status: response.status, headers, bytes });
+    }
+    for (const answer of answers) {
+      assert.equal(answer.status, 200);
+      assert.deepEqual(answer.bytes, new Uint8Array(pod));
+      assert.deepEqual(answer.headers, answers[0]!.headers);
+      const hsts = new Map(answer.headers).get("strict-transport-security");
+      assert.equal(hsts, baseUrl ? "max-age=31536000" : undefined);
+    }
+    assert.equal(
+      new Map(answers[0]!.headers).get("content-length"),
+      String(pod.length),
+    );
+  }
+});

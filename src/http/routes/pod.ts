@@ -44,6 +44,8 @@ export interface PodContext {
   logger: Logger;
   /** A pod over the cache's size is dropped when unread for this long. */
   sendTimeoutMs: number;
+  /** Whether a ready `200` comes as a stand-in for its parts. */
+  readyParts: boolean;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
@@ -68,6 +70,11 @@ export interface PodContextOptions {
   podCacheBytes: number;
   /** The send deadline of a pod over the cache's size. */
   sendTimeoutMs: number;
+  /**
+   * A ready `200` comes as a stand-in for its parts (see `readyPartsOf`),
+   * for an adapter that writes them itself. @default {false}
+   */
+  readyParts?: boolean;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
   /** Called with each hit the registry is told of (the metrics' count). */
@@ -96,6 +103,7 @@ export function createPodContext(options: PodContextOptions): PodContext {
       ) => new module.ScriptHashCache({ logger })),
     logger,
     sendTimeoutMs: options.sendTimeoutMs,
+    readyParts: options.readyParts ?? false,
     denyList,
     podUrl: options.podUrl,
     scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
@@ -206,23 +214,23 @@ async function serveVersion(
   }
   countHit(context, id);
   input.bodyBytes = record.blobSize;
-  // A large pod goes out paced, under the send deadline; a small one whole
-  // (and kept ready).
-  const response = new Response(
-    (small ? body : pacedBody(body, context.sendTimeoutMs, context.logger)) as
-      | Uint8Array<ArrayBuffer>
-      | ReadableStream<Uint8Array<ArrayBuffer>>,
-    { status: 200, headers },
-  );
-  return small && body instanceof Uint8Array
-    ? context.responses.put(
+  // A small pod goes out whole (and is kept ready); a large one paced,
+  // under the send deadline.
+  if (small && body instanceof Uint8Array) {
+    return context.responses.put(
       id,
       record.sha256,
       input.baseUrl,
-      response,
-      body.length,
-    )
-    : response;
+      headers,
+      body as Uint8Array<ArrayBuffer>,
+    );
+  }
+  return new Response(
+    pacedBody(body, context.sendTimeoutMs, context.logger) as ReadableStream<
+      Uint8Array<ArrayBuffer>
+    >,
+    { status: 200, headers },
+  );
 }
 
 /**
@@ -254,17 +262,18 @@ async function stillCurrent(
     record.sha256;
 }
 
-/** A copy of the pod's ready `200`, its hit counted, or null. */
+/**
+ * A copy of the pod's ready `200` (or, for an adapter that writes the parts
+ * itself, a stand-in for it), its hit counted, or null.
+ */
 function readyResponse(
   input: RouteRequest,
   context: PodContext,
   record: Readonly<PodRecord>,
 ): Response | null {
-  const cached = context.responses.get(
-    record.id,
-    record.sha256,
-    input.baseUrl,
-  );
+  const cached = context.readyParts
+    ? context.responses.stand(record.id, record.sha256, input.baseUrl)
+    : context.responses.get(record.id, record.sha256, input.baseUrl);
   if (cached === null) return null;
   countHit(context, record.id);
   input.bodyBytes = record.blobSize;
