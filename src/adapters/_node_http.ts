@@ -70,13 +70,14 @@ export async function serveHttp(
     );
   }
   if (!detached && !req.complete) drainBody(req, options.lingerBytes);
-  if (res.socket !== null) {
-    const disarm = armSendDeadline(res.socket, options.sendTimeoutMs, logger);
-    res.once("finish", disarm);
-    res.once("close", disarm);
-  }
   const parts = readyPartsOf(response);
-  if (parts !== undefined) return writeReady(res, response, parts, req.method);
+  if (parts !== undefined) {
+    writeReady(res, response, parts, req.method);
+    // Most often the connection took it all at once: no deadline to keep.
+    if (res.socket?.writableLength) armUntilSent(res, options);
+    return;
+  }
+  armUntilSent(res, options);
   try {
     await sendNodeResponse(res, forNode(response));
   } catch (error) {
@@ -149,6 +150,18 @@ export function isUpgradeRequest(
   } catch {
     return false;
   }
+}
+
+/** Arms the send deadline of `res` until it is sent (or its socket goes). */
+function armUntilSent(res: ServerResponse, options: ServeOptions): void {
+  if (res.socket === null) return;
+  const disarm = armSendDeadline(
+    res.socket,
+    options.sendTimeoutMs,
+    options.logger,
+  );
+  res.once("finish", disarm);
+  res.once("close", disarm);
 }
 
 /**
