@@ -15,7 +15,14 @@ import type { Broker } from "./http/broker.ts";
 import { resolveOptions } from "./config/options.ts";
 import type { SignalServerOptions } from "./config/types.ts";
 
-export type { Admission, Broker } from "./http/broker.ts";
+export type {
+  Admission,
+  Broker,
+  ReadyAnswer,
+  RequestHead,
+} from "./http/broker.ts";
+export type { ObservedRequest } from "./http/observe.ts";
+export type { HeaderSource } from "./http/request_url.ts";
 export { problem } from "./http/problem.ts";
 export {
   DEFAULT_MAX_BLOB_BYTES,

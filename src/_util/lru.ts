@@ -53,6 +53,8 @@ export class Lru<K, V> {
   readonly #maxWeight: number;
   readonly #weigh: (value: V) => number;
   #weight = 0;
+  /** The slot set or asked for last (the map's last), or undefined. */
+  #newest: Slot<V> | undefined;
 
   /**
    * Makes an empty cache.
@@ -93,8 +95,13 @@ export class Lru<K, V> {
   get(key: K): V | undefined {
     const slot = this.#slots.get(key);
     if (slot === undefined) return undefined;
-    this.#slots.delete(key);
-    this.#slots.set(key, slot);
+    // Already the most recently used (a hot key asked for again and again):
+    // nothing to move.
+    if (slot !== this.#newest) {
+      this.#slots.delete(key);
+      this.#slots.set(key, slot);
+      this.#newest = slot;
+    }
     return slot.value;
   }
 
@@ -109,7 +116,9 @@ export class Lru<K, V> {
     this.delete(key);
     const weight = this.#weigh(value);
     if (weight > this.#maxWeight || this.#maxEntries < 1) return false;
-    this.#slots.set(key, { value, weight });
+    const slot = { value, weight };
+    this.#slots.set(key, slot);
+    this.#newest = slot;
     this.#weight += weight;
     for (const [oldest, slot] of this.#slots) {
       if (
@@ -139,5 +148,6 @@ export class Lru<K, V> {
   #drop(key: K, slot: Slot<V>): void {
     this.#slots.delete(key);
     this.#weight -= slot.weight;
+    if (slot === this.#newest) this.#newest = undefined;
   }
 }

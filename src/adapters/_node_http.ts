@@ -14,7 +14,6 @@ import type { Duplex } from "node:stream";
 import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
-import { type ReadyParts, readyPartsOf } from "../serving/pod_cache.ts";
 import { requestTarget } from "../http/request_url.ts";
 import type { Logger } from "../_util/log.ts";
 
@@ -70,13 +69,6 @@ export async function serveHttp(
     );
   }
   if (!detached && !req.complete) drainBody(req, options.lingerBytes);
-  const parts = readyPartsOf(response);
-  if (parts !== undefined) {
-    writeReady(res, response, parts, req.method);
-    // Most often the connection took it all at once: no deadline to keep.
-    if (res.socket?.writableLength) armUntilSent(res, options);
-    return;
-  }
   armUntilSent(res, options);
   try {
     await sendNodeResponse(res, forNode(response));
@@ -84,27 +76,6 @@ export async function serveHttp(
     logger("debug", "Cannot send the response", { error });
     res.destroy();
   }
-}
-
-/**
- * Writes a hot pod's ready `200` from its parts: one `writeHead` with the
- * cached header list (and what the broker set on the stand-in, such as
- * `Strict-Transport-Security`), one `end` with the cached bytes; no web
- * `Response`, header object or stream on the way.
- */
-function writeReady(
-  res: ServerResponse,
-  stand: Response,
-  parts: ReadyParts,
-  method: string | undefined,
-): void {
-  let head = parts.head as string[];
-  for (const [name, value] of stand.headers) {
-    if (head === parts.head) head = [...head];
-    head.push(name, value);
-  }
-  res.writeHead(stand.status, STATUS_CODES[stand.status], head);
-  res.end(method === "HEAD" ? undefined : parts.body);
 }
 
 /**
@@ -153,7 +124,7 @@ export function isUpgradeRequest(
 }
 
 /** Arms the send deadline of `res` until it is sent (or its socket goes). */
-function armUntilSent(res: ServerResponse, options: ServeOptions): void {
+export function armUntilSent(res: ServerResponse, options: ServeOptions): void {
   if (res.socket === null) return;
   const disarm = armSendDeadline(
     res.socket,

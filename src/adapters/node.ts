@@ -34,6 +34,7 @@ import {
   writeRawResponse,
 } from "./_node_http.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
+import { serveReady } from "./_node_ready.ts";
 import { startListeners } from "./_wiring.ts";
 
 /**
@@ -84,8 +85,7 @@ export function createSignalServer(
 ): Promise<SignalServer> {
   const resolved = resolveOptions(options);
   const { logger } = resolved;
-  // Hot pods come in parts, written with one writeHead and one end.
-  const broker = createBroker(resolved, { readyParts: true });
+  const broker = createBroker(resolved);
   const signaling = createNodeSignaling({
     broker,
     maxFrameBytes: resolved.signaling.maxFrameBytes,
@@ -112,9 +112,12 @@ export function createSignalServer(
     connectionsCheckingInterval: Math.min(1_000, resolved.headersTimeoutMs),
     shouldUpgradeCallback: (req) => isUpgradeRequest(broker, req),
   };
-  // serveHttp and writeRawResponse handle their own errors.
+  // serveHttp and writeRawResponse handle their own errors. A hot pod is
+  // written from its cached parts.
   const server = createServer(httpOptions, (req, res) => {
-    void serveHttp(broker, req, res, serving);
+    if (!serveReady(broker, req, res, serving)) {
+      void serveHttp(broker, req, res, serving);
+    }
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     void serveHttp(broker, req, res, serving);

@@ -36,9 +36,16 @@ import { createCompat } from "./compat.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
-import { clientAddress, createAccessLog } from "../operator/access_log.ts";
+import { clientAddress } from "../operator/access_log.ts";
+import { createObserve } from "./observe.ts";
+import {
+  createReadyPod,
+  HSTS,
+  type ReadyAnswer,
+  type RequestHead,
+} from "./ready_pod.ts";
 
-export type { Admission };
+export type { Admission, ReadyAnswer, RequestHead };
 
 /** The request-to-response core that both adapters wrap. */
 export interface Broker {
@@ -65,6 +72,14 @@ export interface Broker {
    */
   fetch(request: Request, peerAddress?: string): Promise<Response>;
   /**
+   * A hot pod's `200` in parts (header list and bytes), for an adapter
+   * that writes them itself without a web `Request` or `Response`; or null,
+   * and the request goes through `handle`. Answers exactly when `handle`
+   * would answer from the pod's ready response, and counts and logs the
+   * request as `handle` does.
+   */
+  ready(head: RequestHead, peerAddress?: string): ReadyAnswer | null;
+  /**
    * The answer to a request the Fetch API cannot represent on `path`: a
    * method such as TRACE or CONNECT (405 with the route's `Allow`, or 404
    * for an unknown path), or a `Host` that makes no URL (400
@@ -87,46 +102,23 @@ export interface Broker {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
-/**
- * `Strict-Transport-Security` for requests that reached the broker over
- * https (an `https:` base URL, or `X-Forwarded-Proto: https` with
- * `trustProxy`): one year, as the HTTP Observatory asks for an A+.
- */
-const HSTS = `max-age=${365 * 24 * 60 * 60}`;
-
 const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Expose-Headers": "Location, ETag",
 } as const;
 
-/** How an adapter takes the broker's answers. */
-export interface BrokerServing {
-  /**
-   * A hot pod's `200` comes as a bodiless stand-in whose parts (header list
-   * and bytes, `readyPartsOf`) the adapter writes itself: for `node:http`,
-   * where a web `Response`, its clone and its body stream per request cost
-   * more than the rest. Headers the broker sets on the stand-in come on top.
-   * @default {false}
-   */
-  readyParts?: boolean;
-}
-
 /**
  * Builds the broker core from resolved options.
  *
  * @param options Options with defaults applied (see `resolveOptions`).
- * @param serving How the adapter takes the answers.
  * @returns The broker.
  */
-export function createBroker(
-  options: ResolvedOptions,
-  serving: BrokerServing = {},
-): Broker {
+export function createBroker(options: ResolvedOptions): Broker {
   // Every hit the registry is told of, on the broker host or a pod host.
   const onHit = () => metrics?.podHit();
   const podHosts = options.podDomain === null
     ? null
-    : new PodHosts(options.podDomain, { ...options, ...serving, onHit });
+    : new PodHosts(options.podDomain, { ...options, onHit });
   const podUrl = podHosts?.urlOf.bind(podHosts);
   if (podHosts && options.podDomainPsl === "unlisted") {
     options.logger(
@@ -145,7 +137,7 @@ export function createBroker(
       isPodOrigin,
     );
   // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext({ ...options, ...serving, podUrl, onHit });
+  const pods = createPodContext({ ...options, podUrl, onHit });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
@@ -243,9 +235,7 @@ export function createBroker(
       routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
       problemCodes: Object.keys(PROBLEM_CODES),
     });
-  const accessLog = options.accessLog === "off"
-    ? null
-    : createAccessLog({ includeIp: options.accessLog === "ip" });
+  const observer = createObserve(options, metrics);
   const hub = new SignalingHub({
     limits: options.signaling,
     logger: options.logger,
@@ -392,46 +382,30 @@ export function createBroker(
     bodyBytes?: number,
     peerAddress?: string,
   ): Response | Admission {
-    const durationMs = performance.now() - started;
-    // An admitted upgrade is counted as the 101 the adapter will send.
-    const status = answer instanceof Response ? answer.status : 101;
-    // Never `answer.body`: reading it turns a byte body into a stream,
-    // which takes Deno.serve off its fast path.
-    const length = bodyBytes ??
-      (answer instanceof Response
-        ? answer.headers.get("Content-Length")
-        : null);
-    const bodiless = request.method === "HEAD" || status === 204 ||
-      status === 304;
-    const bytes = length === null ? null : bodiless ? 0 : Number(length);
-    if (metrics !== null) {
-      metrics.request({
-        route,
-        method: request.method,
-        status,
-        durationSeconds: durationMs / 1000,
-        bytesIn: Number(request.headers.get("Content-Length")) || 0,
-        bytesOut: bytes ?? 0,
-      });
-    }
-    accessLog?.({
-      time: performance.timeOrigin + started,
-      method: request.method,
+    observer?.(request, {
       route,
-      status,
-      bytes,
-      durationMs,
-      podId: id,
-      ip: options.accessLog === "ip"
-        ? clientAddress(
-          peerAddress,
-          request.headers.get("X-Forwarded-For"),
-          options.trustProxy,
-        )
-        : undefined,
+      id,
+      started,
+      // An admitted upgrade is counted as the 101 the adapter will send.
+      status: answer instanceof Response ? answer.status : 101,
+      // Never `answer.body`: reading it turns a byte body into a stream,
+      // which takes Deno.serve off its fast path.
+      length: bodyBytes ??
+        (answer instanceof Response
+          ? answer.headers.get("Content-Length")
+          : null),
+      peerAddress,
     });
     return answer;
   }
+
+  const ready = createReadyPod({
+    options,
+    podHosts,
+    pods,
+    matchRoute,
+    observe: observer,
+  });
 
   async function fetch(
     request: Request,
@@ -479,6 +453,7 @@ export function createBroker(
   return {
     handle,
     fetch,
+    ready,
     isUpgradePath,
     refuseMethod,
     hub,

@@ -19,7 +19,9 @@ import {
   handlePod,
   type PodContext,
   type PodContextOptions,
+  readyPodParts,
 } from "./routes/pod.ts";
+import type { ReadyParts } from "../serving/pod_cache.ts";
 import type { Route, RouteHandler, RouteRequest } from "./router.ts";
 
 /** Pod contexts kept (each holds its pod's headers, built once). */
@@ -123,6 +125,19 @@ export class PodHosts {
       status: 302,
       headers: { Location: `${this.urlOf(baseUrl, id)}${search}` },
     });
+  }
+
+  /**
+   * The parts of the ready `200` that `GET /` on a pod's host answers with
+   * (see {@linkcode readyPodParts}), its hit counted, or null.
+   *
+   * @param baseUrl The broker's public base URL for the request.
+   * @param id The pod id its host names.
+   * @param method `GET` or `HEAD`.
+   */
+  readyParts(baseUrl: string, id: string, method: string): ReadyParts | null {
+    const origin = this.originOf(baseUrl, id);
+    return readyPodParts(this.#context, id, origin, method);
   }
 
   /**

@@ -15,6 +15,18 @@ import type { ResolvedOptions } from "../config/options.ts";
 import { lastListValue } from "../_util/text.ts";
 import { BrokerError } from "./problem.ts";
 
+/**
+ * What the broker reads of a request's headers: a web `Request` is one;
+ * so is the `node:http` adapter's view of an `IncomingMessage`.
+ */
+export interface HeaderSource {
+  /** The request's headers. */
+  readonly headers: {
+    /** A header's value (repeated ones joined with ", "), or null. */
+    get(name: string): string | null;
+  };
+}
+
 /** The parts of a request URL the broker routes on. */
 export interface RequestTarget {
   /** `scheme://host[:port]`, normalized as `URL.origin` is. */
@@ -145,7 +157,7 @@ export function targetOf(request: Request): { origin: string; path: string } {
  * that is not `host[:port]`.
  */
 export function baseUrlOf(
-  request: Request,
+  request: HeaderSource,
   origin: string,
   options: Pick<ResolvedOptions, "baseUrl" | "trustProxy">,
 ): string {

@@ -8,8 +8,9 @@
  * The cache only skips building the response: the record is still read
  * (and the deny list and tombstones checked) on every request, so a pod
  * deleted or denied stops being served at once. Entries are keyed by the
- * pod's id and its bytes (`sha256`), so a pod whose bytes change is never
- * answered with the old ones; within an entry there is one response per
+ * pod's id and hold the digest of their bytes (`sha256`), checked on every
+ * read, so a pod whose bytes change is never answered with the old ones
+ * (its new bytes replace the entry); within an entry there is one response per
  * base URL (the content policy names the signaling URL), a few at most.
  *
  * Each entry also keeps its parts (the header list and the bytes), which
@@ -44,25 +45,12 @@ interface Ready {
 }
 
 interface Entry {
+  /** The digest of the bytes its responses carry. */
+  sha256: string;
   /** Ready responses by base URL, the least recently added first. */
   responses: Map<string, Ready>;
   /** Body bytes of one response. */
   bytes: number;
-}
-
-/** The parts of the stand-ins made by {@linkcode PodResponseCache.stand}. */
-const PARTS = new WeakMap<Response, ReadyParts>();
-
-/**
- * The parts of a cached `200` that `response` stands in for, or undefined
- * for any other response. Headers set on the stand-in (after the broker
- * answered) come on top of them.
- *
- * @param response An answer of the broker.
- * @returns The parts to write, or undefined.
- */
-export function readyPartsOf(response: Response): ReadyParts | undefined {
-  return PARTS.get(response);
 }
 
 /**
@@ -72,7 +60,7 @@ export function readyPartsOf(response: Response): ReadyParts | undefined {
  * @example Keep a pod's response, answer copies of it
  * ```ts
  * import assert from "node:assert/strict";
- * import { PodResponseCache, readyPartsOf } from "./pod_cache.ts";
+ * import { PodResponseCache } from "./pod_cache.ts";
  *
  * const cache = new PodResponseCache(1024);
  * const hi = new TextEncoder().encode("hi");
@@ -85,8 +73,10 @@ export function readyPartsOf(response: Response): ReadyParts | undefined {
  * cache.put("id", "digest", "http://b", [], hi);
  * assert.equal(await cache.get("id", "digest", "http://a")!.text(), "hi");
  * // The same 200 in parts, for node:http.
- * const stand = cache.stand("id", "digest", "http://a")!;
- * assert.deepEqual(readyPartsOf(stand)?.head, ["ETag", '"d"']);
+ * assert.deepEqual(cache.parts("id", "digest", "http://a")?.head, [
+ *   "ETag",
+ *   '"d"',
+ * ]);
  * ```
  */
 export class PodResponseCache {
@@ -111,20 +101,16 @@ export class PodResponseCache {
   }
 
   /**
-   * A bodiless `200` standing in for the cached one of these bytes for
-   * `baseUrl` (its parts: {@linkcode readyPartsOf}), or null: no copy of
-   * the response, its headers or its body is made.
+   * The parts (header list and bytes) of the cached `200` of these bytes
+   * for `baseUrl`, or null: nothing is copied.
    */
-  stand(id: string, sha256: string, baseUrl: string): Response | null {
-    const ready = this.#ready(id, sha256, baseUrl);
-    if (ready === undefined) return null;
-    const stand = new Response(null, { status: 200 });
-    PARTS.set(stand, ready.parts);
-    return stand;
+  parts(id: string, sha256: string, baseUrl: string): ReadyParts | null {
+    return this.#ready(id, sha256, baseUrl)?.parts ?? null;
   }
 
   #ready(id: string, sha256: string, baseUrl: string): Ready | undefined {
-    return this.#entries.get(`${id} ${sha256}`)?.responses.get(baseUrl);
+    const entry = this.#entries.get(id);
+    return entry?.sha256 === sha256 ? entry.responses.get(baseUrl) : undefined;
   }
 
   /**
@@ -146,8 +132,11 @@ export class PodResponseCache {
     if (bytes > POD_CACHE_MAX_ENTRY_BYTES || bytes > this.#budget) {
       return response;
     }
-    const key = `${id} ${sha256}`;
-    const entry = this.#entries.get(key) ?? { responses: new Map(), bytes };
+    const kept = this.#entries.get(id);
+    // New bytes of a pod replace the old ones' responses.
+    const entry = kept?.sha256 === sha256
+      ? kept
+      : { sha256, responses: new Map(), bytes };
     entry.responses.delete(baseUrl);
     entry.responses.set(baseUrl, {
       response,
@@ -157,7 +146,7 @@ export class PodResponseCache {
       entry.responses.delete(entry.responses.keys().next().value!);
     }
     // Set again: its weight grows with its responses.
-    this.#entries.set(key, entry);
+    this.#entries.set(id, entry);
     return response.clone();
   }
 }

@@ -10,6 +10,7 @@ import { FRONT_PAGE_CASES } from "./front_page.ts";
 import { COMPAT_CASES } from "./compat.ts";
 import { HARDENING_CASES } from "./hardening.ts";
 import { HARDENING_NODE_CASES } from "./hardening_node.ts";
+import { READY_POD_CASES } from "./ready_pod.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
@@ -45,6 +46,7 @@ export const CASES: readonly ContractCase[] = [
   ...ORIGIN_CASES,
   ...FIDELITY_CASES,
   ...HARDENING_NODE_CASES,
+  ...READY_POD_CASES,
   ...COMPAT_CASES,
 ];
 

@@ -20,6 +20,7 @@ import type {
 import {
   POD_CACHE_MAX_ENTRY_BYTES,
   PodResponseCache,
+  type ReadyParts,
 } from "../../serving/pod_cache.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import { pacedBody } from "../../serving/send_deadline.ts";
@@ -44,8 +45,6 @@ export interface PodContext {
   logger: Logger;
   /** A pod over the cache's size is dropped when unread for this long. */
   sendTimeoutMs: number;
-  /** Whether a ready `200` comes as a stand-in for its parts. */
-  readyParts: boolean;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
@@ -70,11 +69,6 @@ export interface PodContextOptions {
   podCacheBytes: number;
   /** The send deadline of a pod over the cache's size. */
   sendTimeoutMs: number;
-  /**
-   * A ready `200` comes as a stand-in for its parts (see `readyPartsOf`),
-   * for an adapter that writes them itself. @default {false}
-   */
-  readyParts?: boolean;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
   /** Called with each hit the registry is told of (the metrics' count). */
@@ -103,7 +97,6 @@ export function createPodContext(options: PodContextOptions): PodContext {
       ) => new module.ScriptHashCache({ logger })),
     logger,
     sendTimeoutMs: options.sendTimeoutMs,
-    readyParts: options.readyParts ?? false,
     denyList,
     podUrl: options.podUrl,
     scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
@@ -128,11 +121,11 @@ export function handlePod(
 ): Response | Promise<Response> {
   const { request, id } = input;
   const { registry } = context;
-  // The hot path, without a promise: a plain GET of a pod whose 200 is
-  // ready, from a registry that can answer at once.
+  // The hot path, without a promise: a plain GET or HEAD of a pod whose
+  // 200 is ready, from a registry that can answer at once.
   if (
-    request.method === "GET" && registry.getRecordNow !== undefined &&
-    isPodId(id)
+    (request.method === "GET" || request.method === "HEAD") &&
+    registry.getRecordNow !== undefined && isPodId(id)
   ) {
     const record = registry.getRecordNow(id);
     if (record !== null && request.headers.get("If-None-Match") === null) {
@@ -262,22 +255,49 @@ async function stillCurrent(
     record.sha256;
 }
 
-/**
- * A copy of the pod's ready `200` (or, for an adapter that writes the parts
- * itself, a stand-in for it), its hit counted, or null.
- */
+/** A copy of the pod's ready `200`, its hit counted, or null. */
 function readyResponse(
   input: RouteRequest,
   context: PodContext,
   record: Readonly<PodRecord>,
 ): Response | null {
-  const cached = context.readyParts
-    ? context.responses.stand(record.id, record.sha256, input.baseUrl)
-    : context.responses.get(record.id, record.sha256, input.baseUrl);
+  const cached = context.responses.get(
+    record.id,
+    record.sha256,
+    input.baseUrl,
+  );
   if (cached === null) return null;
-  countHit(context, record.id);
+  // A HEAD is not a hit.
+  if (input.request.method === "GET") countHit(context, record.id);
   input.bodyBytes = record.blobSize;
   return cached;
+}
+
+/**
+ * The parts of a pod's ready `200` for `baseUrl` (the answer
+ * {@linkcode handlePod} gives a plain `GET` of it), a `GET`'s hit counted; or
+ * null when that answer is not ready, the pod is denied, or the registry
+ * cannot answer at once: then {@linkcode handlePod} answers.
+ *
+ * @param context The pod routes' state.
+ * @param id The path's id.
+ * @param baseUrl The request's base URL (the cache keys on it).
+ * @param method `GET` or `HEAD` (not a hit).
+ * @returns The header list and bytes, or null.
+ */
+export function readyPodParts(
+  context: PodContext,
+  id: string,
+  baseUrl: string,
+  method: string,
+): ReadyParts | null {
+  const { registry } = context;
+  if (registry.getRecordNow === undefined || !isPodId(id)) return null;
+  const record = registry.getRecordNow(id);
+  if (record === null || context.denyList?.denies(record)) return null;
+  const parts = context.responses.parts(record.id, record.sha256, baseUrl);
+  if (parts !== null && method === "GET") countHit(context, record.id);
+  return parts;
 }
 
 /**
