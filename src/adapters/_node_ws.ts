@@ -4,7 +4,8 @@
  * the same rule as Deno's `idleTimeout`: a socket silent for one ping
  * interval is pinged, and one silent for two is dropped. A socket that
  * broke the protocol (a frame announcing more than the limit) is read no
- * further.
+ * further. `ws` is loaded with the first upgrade: a start (and its first
+ * answer on `/health`) does without it.
  *
  * @module
  */
@@ -15,12 +16,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { clearInterval, setImmediate, setInterval } from "node:timers";
 // @ts-types="@types/ws"
-import {
-  type RawData,
-  type ServerOptions,
-  type WebSocket,
-  WebSocketServer,
-} from "ws";
+import type { RawData, ServerOptions, WebSocket, WebSocketServer } from "ws";
 import type { Admission, Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
 import { connectSocket } from "./_wiring.ts";
@@ -74,7 +70,13 @@ export function createNodeSignaling(
     maxPayload: options.maxFrameBytes,
     closeTimeout: CLOSE_DEADLINE_MS,
   };
-  const wss = new WebSocketServer(serverOptions);
+  let wss: WebSocketServer | undefined;
+  let loading: Promise<WebSocketServer> | undefined;
+  const server = (): WebSocketServer | Promise<WebSocketServer> =>
+    wss ?? (loading ??= import("ws").then((module) => {
+      const Server = module.WebSocketServer as typeof WebSocketServer;
+      return wss = new Server(serverOptions);
+    }));
 
   // Each socket is looked at once every half interval, so that a silent
   // socket is pinged after one to one and a half intervals and dropped
@@ -105,6 +107,26 @@ export function createNodeSignaling(
   heartbeat.unref();
 
   function upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    admission: Admission,
+  ): void {
+    const ready = server();
+    if (!(ready instanceof Promise)) {
+      return accept(ready, req, socket, head, admission);
+    }
+    ready.then(
+      (loaded) => accept(loaded, req, socket, head, admission),
+      (error) => {
+        logger("error", "Cannot load ws for a WebSocket upgrade", { error });
+        socket.destroy();
+      },
+    );
+  }
+
+  function accept(
+    wss: WebSocketServer,
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
@@ -145,7 +167,7 @@ export function createNodeSignaling(
   function close(): void {
     for (const ws of lastSeen.keys()) ws.terminate();
     clearInterval(heartbeat);
-    wss.close();
+    wss?.close();
   }
 
   return { upgrade, close };

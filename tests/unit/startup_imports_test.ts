@@ -1,5 +1,5 @@
 // What starting the broker loads: the entries' static import graph (from
-// `deno info`) holds no bundler, no CLI tool and no libsodium; each is one
+// `deno info`) holds no bundler, no CLI tool, no libsodium and no ws; each is one
 // dynamic import away, loaded on first use.
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
@@ -56,6 +56,13 @@ Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and
     );
     assert.ok(
       info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
+    );
+    // ws waits for the first WebSocket upgrade (a cold start's /health does
+    // not need it either).
+    assert.deepEqual(
+      [...loaded].filter((s) => /^npm:\/?ws@/.test(s)),
+      [],
+      `${entry} loads ws statically`,
     );
   }
   // No module outside src/build/ names esbuild.
