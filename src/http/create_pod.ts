@@ -14,7 +14,8 @@ import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";
 import { verifyUpdate } from "../pod/update.ts";
-import { type VerifiedPod, verifyPod } from "../pod/verify.ts";
+import { type VerifiedPod, verifyScannedPod } from "../pod/verify.ts";
+import type { ScannedContent } from "../pod/content_scan.ts";
 import { BrokerError } from "./problem.ts";
 import type { PodRecord, Registry } from "../registries/types.ts";
 
@@ -65,6 +66,8 @@ export function createPod(
 export interface StorePodOptions extends CreatePodOptions {
   /** SHA-256 of `blob`, when it was computed as the bytes arrived. */
   sha256?: Uint8Array;
+  /** The signed content's digest, when it was found as the bytes arrived. */
+  content?: ScannedContent | null;
   /** Refuses a verified pod (the deny list) by throwing a `BrokerError`. */
   admit?: (pod: VerifiedPod) => void;
 }
@@ -251,7 +254,8 @@ async function verifyUpload(
       `Cannot accept the pod: it is ${blob.length} bytes, the limit is ${maxBlobBytes}`,
     );
   }
-  const verified = await verifyPod(blob).catch((error) => {
+  const scanned = options.content ?? null;
+  const verified = await verifyScannedPod(blob, scanned).catch((error) => {
     if (!(error instanceof PodError)) throw error;
     throw new BrokerError(error.code, error.message, { cause: error });
   });

@@ -10,6 +10,7 @@ import { sha256 } from "../_util/hash.ts";
 import { PodError } from "./errors.ts";
 import { verify } from "./ed25519.ts";
 import { parsePod } from "./format.ts";
+import type { ScannedContent } from "./content_scan.ts";
 import { parseManifest, type PodManifest, signedMessage } from "./manifest.ts";
 
 /** What a verified pod proves. */
@@ -44,7 +45,24 @@ export interface VerifiedPod {
  * assert.equal(manifest.v, 1);
  * ```
  */
-export async function verifyPod(bytes: Uint8Array): Promise<VerifiedPod> {
+export function verifyPod(bytes: Uint8Array): Promise<VerifiedPod> {
+  return verifyScannedPod(bytes, null);
+}
+
+/**
+ * {@linkcode verifyPod}, taking the content digest found while the bytes
+ * arrived (`ContentScan`) when it covers the payload found here,
+ * instead of hashing the pod a second time.
+ *
+ * @param bytes The pod.
+ * @param scanned What a scan of the same bytes found, or null.
+ * @returns The manifest and owner key.
+ * @throws {PodError} As `verifyPod`.
+ */
+export async function verifyScannedPod(
+  bytes: Uint8Array,
+  scanned: ScannedContent | null,
+): Promise<VerifiedPod> {
   const { payloadStart, payloadEnd, json } = parsePod(bytes);
   const manifest = parseManifest(json);
   const signature = decodeBase64Url(manifest.signature)!;
@@ -55,8 +73,12 @@ export async function verifyPod(bytes: Uint8Array): Promise<VerifiedPod> {
       "Cannot verify the manifest signature with its public key",
     );
   }
+  const same = scanned?.payloadStart === payloadStart &&
+    scanned.payloadEnd === payloadEnd;
   const contentSha256 = encodeBase64Url(
-    sha256(bytes.subarray(0, payloadStart), bytes.subarray(payloadEnd)),
+    same
+      ? scanned.contentSha256
+      : sha256(bytes.subarray(0, payloadStart), bytes.subarray(payloadEnd)),
   );
   if (contentSha256 !== manifest.contentSha256) {
     throw new PodError(

@@ -13,6 +13,7 @@ import { BrokerError, jsonResponse } from "../problem.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
 import type { VerifiedPod } from "../../pod/verify.ts";
+import { ContentScan, type ScannedContent } from "../../pod/content_scan.ts";
 import type { UploadBudget, UploadReservation } from "../upload_budget.ts";
 import {
   MIN_UPLOAD_BYTES_PER_SECOND,
@@ -59,10 +60,11 @@ export async function handleUpload(
   const record = await receivePod(
     request,
     context,
-    (blob, sha256) =>
+    (blob, sha256, content) =>
       storePod(context.registry, blob, {
         maxBlobBytes: context.maxBlobBytes,
         sha256,
+        content,
         admit: admitter(context),
       }),
   );
@@ -74,7 +76,8 @@ export async function handleUpload(
  * Receives a pod body the way `POST /pods` does, for it and `PUT /:id`:
  * the size limit (from Content-Length, then while the body streams in),
  * the media type, the upload budget (held until `store` settles) and the
- * progress deadline; then `store` gets the bytes and their SHA-256.
+ * progress deadline; then `store` gets the bytes, their SHA-256 and, for
+ * a body read in chunks, the signed content's digest found as they came.
  *
  * @param request The request with the pod as its body.
  * @param context Limits and budget.
@@ -85,7 +88,11 @@ export async function handleUpload(
 export async function receivePod<T>(
   request: Request,
   context: UploadContext,
-  store: (blob: Uint8Array, sha256: Uint8Array) => Promise<T>,
+  store: (
+    blob: Uint8Array,
+    sha256: Uint8Array,
+    content: ScannedContent | null,
+  ) => Promise<T>,
 ): Promise<T> {
   const { maxBlobBytes } = context;
   const length = request.headers.get("Content-Length");
@@ -116,10 +123,13 @@ export async function receivePod<T>(
   );
   if (reservation === null) throw busy();
   try {
-    const { blob, sha256 } = whole
-      ? await readSmallBody(request, context.uploadTimeoutMs)
+    const { blob, sha256, content } = whole
+      ? {
+        ...await readSmallBody(request, context.uploadTimeoutMs),
+        content: null,
+      }
       : await readBody(request.body, announced, context, reservation);
-    return await store(blob, sha256);
+    return await store(blob, sha256, content);
   } finally {
     reservation.release();
   }
@@ -225,17 +235,24 @@ async function readSmallBody(
  * end, on the thread that serves every request (`/health` did not answer
  * for seconds). The budget holds what was received. The SHA-256 of the
  * blob is computed as the chunks arrive, while the network is the
- * bottleneck, instead of in a second pass.
+ * bottleneck, instead of in a second pass; so is the digest the manifest
+ * signs (every byte but the payload, {@linkcode ContentScan}).
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
   context: UploadContext,
   reservation: UploadReservation,
-): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
+): Promise<
+  { blob: Uint8Array; sha256: Uint8Array; content: ScannedContent | null }
+> {
   const hash = createHash("sha256");
   if (body === null) {
-    return { blob: new Uint8Array(0), sha256: new Uint8Array(hash.digest()) };
+    return {
+      blob: new Uint8Array(0),
+      sha256: new Uint8Array(hash.digest()),
+      content: null,
+    };
   }
   const max = context.maxBlobBytes;
   const ms = context.uploadTimeoutMs;
@@ -245,6 +262,7 @@ async function readBody(
   const buffer = new ArrayBuffer(0, { maxByteLength: capacity });
   const reader = body.getReader();
   const pace = new UploadPace(ms, performance.now());
+  const scan = new ContentScan();
   let size = 0;
   try {
     for (;;) {
@@ -278,6 +296,7 @@ async function readBody(
       }
       new Uint8Array(buffer, size, value.length).set(value);
       hash.update(value);
+      scan.update(new Uint8Array(buffer, 0, end), end);
       size = end;
     }
   } catch (error) {
@@ -291,6 +310,7 @@ async function readBody(
   return {
     blob: new Uint8Array(buffer.transferToFixedLength(size)),
     sha256: new Uint8Array(hash.digest()),
+    content: scan.result(),
   };
 }
 
