@@ -15,6 +15,7 @@ import type { PodRecord, Registry } from "../../registries/types.ts";
 import type { VerifiedPod } from "../../pod/verify.ts";
 import { ContentScan, type ScannedContent } from "../../pod/content_scan.ts";
 import type { UploadBudget, UploadReservation } from "../upload_budget.ts";
+import { BodyBuffer, FIRST_HOLD_BYTES } from "../body_buffer.ts";
 import {
   MIN_UPLOAD_BYTES_PER_SECOND,
   type PaceLimit,
@@ -128,7 +129,7 @@ export async function receivePod<T>(
         ...await readSmallBody(request, context.uploadTimeoutMs),
         content: null,
       }
-      : await readBody(request.body, announced, context, reservation);
+      : await readBody(request.body, announced, known, context, reservation);
     return await store(blob, sha256, content);
   } finally {
     reservation.release();
@@ -180,9 +181,6 @@ export function envelope(
  */
 const WHOLE_BODY_BYTES = 64 * 1024;
 
-/** What a larger body holds of the budget before its first byte. */
-const FIRST_HOLD_BYTES = 64 * 1024;
-
 /**
  * Reads a small body with a known length whole, failing with
  * `upload_timeout` when it has not all arrived after `ms` (for a body this
@@ -226,14 +224,8 @@ async function readSmallBody(
  * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} over any such window, or not
  * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with `busy`
  * when the bytes received no longer fit the budget. Memory grows with the
- * bytes received, never with what the client announced: the body goes into
- * a resizable buffer that grows as its bytes arrive (doubling, from the
- * budget's first hold), copied once to a fixed one at the end. Not into a
- * buffer of the announced size, though that is only address space until
- * written: V8 counts it as memory held at once, and 2,000 uploads that
- * announced 50 MB and sent a byte each kept it collecting garbage, without
- * end, on the thread that serves every request (`/health` did not answer
- * for seconds). The budget holds what was received. The SHA-256 of the
+ * bytes received, never with what the client announced (see
+ * {@linkcode BodyBuffer}); the budget holds what was received. The SHA-256 of the
  * blob is computed as the chunks arrive, while the network is the
  * bottleneck, instead of in a second pass; so is the digest the manifest
  * signs (every byte but the payload, {@linkcode ContentScan}).
@@ -241,6 +233,7 @@ async function readSmallBody(
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
+  exact: boolean,
   context: UploadContext,
   reservation: UploadReservation,
 ): Promise<
@@ -259,7 +252,7 @@ async function readBody(
   // HTTP framing ends a body with a length there; a chunked one may go on
   // to the limit.
   const capacity = Math.min(announced, max);
-  const buffer = new ArrayBuffer(0, { maxByteLength: capacity });
+  const buffer = new BodyBuffer(capacity, exact);
   const reader = body.getReader();
   const pace = new UploadPace(ms, performance.now());
   const scan = new ContentScan();
@@ -286,29 +279,21 @@ async function readBody(
         await reader.cancel().catch(() => {});
         throw busy();
       }
-      if (end > buffer.byteLength) {
-        buffer.resize(
-          Math.min(
-            capacity,
-            Math.max(end, 2 * buffer.byteLength, FIRST_HOLD_BYTES),
-          ),
-        );
-      }
-      new Uint8Array(buffer, size, value.length).set(value);
+      buffer.append(value, reservation);
       hash.update(value);
-      scan.update(new Uint8Array(buffer, 0, end), end);
+      scan.update(buffer.received(), end);
       size = end;
     }
   } catch (error) {
     // The memory goes back now, not at the next garbage collection: a burst
     // of refusals would otherwise hold their bytes beyond the budget.
-    buffer.transfer(0);
+    buffer.drop();
     throw aborted(error);
   } finally {
     reader.releaseLock();
   }
   return {
-    blob: new Uint8Array(buffer.transferToFixedLength(size)),
+    blob: buffer.take(),
     sha256: new Uint8Array(hash.digest()),
     content: scan.result(),
   };
