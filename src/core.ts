@@ -74,6 +74,7 @@ export {
   defaultContentPolicy,
 } from "./serving/pod_headers.ts";
 export type { ScriptHashes } from "./serving/script_hashes.ts";
+export { POD_PERMISSIONS, type PodPermission } from "./serving/permissions.ts";
 export {
   generateKeyPair,
   publicKeyFromSeed,

@@ -16,6 +16,7 @@ import {
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
 import type { KindRow, OptionKind } from "./kinds.ts";
+import { POD_PERMISSIONS, type PodPermission } from "../serving/permissions.ts";
 
 export type { OptionKind } from "./kinds.ts";
 
@@ -145,6 +146,17 @@ export const TABLE = [
     defaultText: "off: pods share the broker's host",
     help:
       "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (README: An origin per pod); localhost for development",
+  },
+  {
+    key: "podPermissions",
+    flag: "pod-permissions",
+    arg: "LIST",
+    kind: "permissions",
+    default: POD_PERMISSIONS as unknown as PodPermission[],
+    defaultText:
+      "camera,microphone,display-capture,clipboard-write,fullscreen,screen-wake-lock,picture-in-picture,autoplay",
+    help:
+      "the most a pod on its own origin may be granted of what it declares (camera, microphone, ...; comma-separated, or none); the broker's host never grants",
   },
   {
     key: "maxBlobBytes",

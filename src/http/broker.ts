@@ -32,6 +32,7 @@ import {
 import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
+import { PodPermissionCache } from "../serving/permission_cache.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
@@ -88,14 +89,19 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
+  // What pods are granted on their own origins, read once per version.
+  const permissions = options.podDomain === null
+    ? undefined
+    : new PodPermissionCache({ allowed: options.podPermissions });
   const podHosts = options.podDomain === null
     ? null
-    : new PodHosts(options.podDomain, options);
+    : new PodHosts(options.podDomain, { ...options, permissions });
   const podUrl = podHosts?.urlOf.bind(podHosts);
 
   const health = () => handleHealth(hub.stats, startedAt);
-  // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext({ ...options, podUrl });
+  // The broker's pod caches (headers, ready responses, script hashes); its
+  // pod responses never grant a feature.
+  const pods = createPodContext({ ...options, podUrl, permissions });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);

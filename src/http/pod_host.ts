@@ -44,6 +44,7 @@ export class PodHosts {
     this.#context = createPodContext({
       ...options,
       podHeaderOptions: podOriginHeaderOptions(options.podHeaderOptions),
+      grantsInHeaders: true,
     });
   }
 

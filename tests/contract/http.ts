@@ -95,6 +95,7 @@ test("POST /pods, GET /:id and /meta: round trip with exact bytes and counted hi
     "hits",
     "version",
     "updatedAt",
+    "permissions",
   ]);
   assert.equal(meta.id, created.id);
   assert.equal(meta.url, created.url);

@@ -10,6 +10,7 @@ import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { PERMISSION_CASES } from "./permissions.ts";
 import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
@@ -34,6 +35,7 @@ export const CASES: readonly ContractCase[] = [
   ...UPDATE_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
+  ...PERMISSION_CASES,
 ];
 
 const names = new Set<string>();

@@ -12,7 +12,7 @@ const { cases, test } = collect();
 export const POD_DOMAIN_CASES = cases;
 
 /** Lowercase RFC 4648 base32, no padding, of an id's 12 ASCII bytes. */
-function labelOf(id: string): string {
+export function labelOf(id: string): string {
   let bits = 0n;
   for (const char of id) bits = (bits << 8n) | BigInt(char.charCodeAt(0));
   bits <<= 4n; // 96 bits padded to 100: 20 characters of 5 bits
@@ -22,14 +22,15 @@ function labelOf(id: string): string {
   );
 }
 
-interface RawAnswer {
+/** A response read by {@linkcode requestAs}. */
+export interface RawAnswer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
 }
 
 /** One request to 127.0.0.1:`port` with a raw `Host` header. */
-function requestAs(
+export function requestAs(
   port: number,
   host: string,
   path: string,

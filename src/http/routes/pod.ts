@@ -8,6 +8,11 @@
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { PodHeaders } from "../../serving/pod_headers.ts";
+import {
+  DECLARATION_SCAN_BYTES,
+  type PodPermission,
+} from "../../serving/permissions.ts";
+import type { PodPermissionCache } from "../../serving/permission_cache.ts";
 import { BrokerError, jsonResponse } from "../problem.ts";
 import type {
   ScriptHashCache,
@@ -41,6 +46,13 @@ export interface PodContext {
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /**
+   * With `podDomain`: what each pod version is granted on its own origin
+   * (`/meta`'s `permissions`; a pod host's Permissions-Policy).
+   */
+  permissions?: PodPermissionCache | undefined;
+  /** Whether Permissions-Policy grants them (a pod host; never the broker's). */
+  grantsInHeaders?: boolean | undefined;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -57,6 +69,10 @@ export interface PodContextOptions {
   podCacheBytes: number;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** With `podDomain`: the grants of each pod version. */
+  permissions?: PodPermissionCache | undefined;
+  /** Whether Permissions-Policy grants them (a pod host only). */
+  grantsInHeaders?: boolean | undefined;
 }
 
 /**
@@ -82,6 +98,8 @@ export function createPodContext(options: PodContextOptions): PodContext {
     logger,
     denyList,
     podUrl: options.podUrl,
+    permissions: options.permissions,
+    grantsInHeaders: options.grantsInHeaders,
   };
 }
 
@@ -155,11 +173,13 @@ async function serveVersion(
   }
   const hashes = await scriptHashesOf(record, context);
   if (hashes === null) return null;
+  const grants = context.grantsInHeaders ? await grantsOf(record, context) : [];
+  if (grants === null) return null;
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...context.headers.of(input.baseUrl, hashes),
+    ...context.headers.of(input.baseUrl, hashes, grants),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
@@ -288,7 +308,62 @@ export async function handleMeta(
     version: record.version ?? 1,
     updatedAt: record.updatedAt ?? record.uploadedAt,
     ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
+    permissions: await grantsOf(record, context) ?? [],
   }, { "Cache-Control": "no-cache" });
+}
+
+/**
+ * What the version `record` names is granted on its own origin, read once
+ * per version ([] without a pod domain), or null when the registry holds
+ * another version now.
+ */
+async function grantsOf(
+  record: PodRecord,
+  context: PodContext,
+): Promise<readonly PodPermission[] | null> {
+  if (context.permissions === undefined) return [];
+  return await context.permissions.grantsOf(
+    record,
+    () => headOf(record, context),
+  );
+}
+
+/**
+ * The first bytes of the version `record` names, enough for its
+ * declaration (a large pod's stream is read that far and cancelled), or
+ * null when the registry holds another version now.
+ */
+async function headOf(
+  record: PodRecord,
+  context: PodContext,
+): Promise<Uint8Array | null> {
+  const { registry } = context;
+  if (!registry.getBlobStream || record.blobSize <= POD_CACHE_MAX_ENTRY_BYTES) {
+    return await blobOf(record, context);
+  }
+  const stream = await registry.getBlobStream(record.id);
+  if (stream === null) throw notFound(record.id);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < DECLARATION_SCAN_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  if (!await stillCurrent(record, context)) return null;
+  const head = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    head.set(chunk, at);
+    at += chunk.length;
+  }
+  return head;
 }
 
 async function findRecord(
