@@ -38,6 +38,8 @@ import {
   withBundler,
 } from "./bundle.ts";
 import { pageWarnings, REMOTE_HINT } from "./check.ts";
+import { declarationEdit, declarationWarnings } from "./permissions.ts";
+import type { PodPermission } from "../serving/permissions.ts";
 import {
   classifyUrl,
   cleanUrl,
@@ -70,6 +72,11 @@ export interface BuildPodOptions {
   name?: string;
   /** The manifest's `createdAt` (`true` for now; needs `seed`). */
   createdAt?: string | true;
+  /**
+   * Features the pod asks for, written as `<meta name="pod-permissions">`
+   * first in its head (a page that has the element already is refused).
+   */
+  permissions?: readonly PodPermission[];
   /**
    * The module that `pod-broker/client` (and `jsr:@pod/broker/client`)
    * stands for: a path or a `file:`/`http(s):` URL.
@@ -168,7 +175,20 @@ export async function buildPod(
   );
   const problems = reports.flatMap((report) => report.problems);
   if (problems.length > 0) throw new BuildError(entry, problems);
-  const built = applyEdits(html, reports.flatMap((report) => report.edits));
+  const edits = reports.flatMap((report) => report.edits);
+  if (options.permissions !== undefined) {
+    const declaration = declarationEdit(html, options.permissions);
+    if (declaration === null) {
+      throw new BuildError(entry, [{
+        file: page,
+        line: 0,
+        message:
+          'the page has <meta name="pod-permissions"> already: give its permissions in one place',
+      }]);
+    }
+    edits.push(declaration);
+  }
+  const built = applyEdits(html, edits);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
       file: page,
@@ -190,7 +210,10 @@ export async function buildPod(
     .map(describe);
   // Remote references were refused above; the size is only a warning (a
   // broker may raise its limit).
-  warnings.push(...pageWarnings(page, bytes, false));
+  warnings.push(
+    ...pageWarnings(page, bytes, false),
+    ...declarationWarnings(page, bytes),
+  );
   return { html: bytes, warnings };
 }
 

@@ -16,6 +16,8 @@ import {
   BundlerError,
 } from "../build/mod.ts";
 import { PodError } from "../pod/errors.ts";
+import { parsePermissionList } from "../build/permissions.ts";
+import { POD_PERMISSIONS } from "../serving/permissions.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { oneLine } from "../_util/text.ts";
 
@@ -43,6 +45,7 @@ export async function runBuild(args: string[]): Promise<number> {
       key: { type: "string" },
       name: { type: "string" },
       "created-at": { type: "boolean" },
+      permissions: { type: "string" },
     }, true);
     const entry = onePositional(positionals, "build", "ENTRY.html");
     if (values.key === undefined) {
@@ -62,8 +65,20 @@ export async function runBuild(args: string[]): Promise<number> {
     if (values.key !== undefined) options.seed = await readKey(values.key);
     if (values.name !== undefined) options.name = values.name;
     if (values["created-at"]) options.createdAt = true;
+    const dropped: string[] = [];
+    if (values.permissions !== undefined) {
+      const { known, unknown } = parsePermissionList(values.permissions);
+      options.permissions = known;
+      if (unknown.length > 0) {
+        dropped.push(
+          `--permissions: unknown permission ${
+            unknown.map((token) => `'${token}'`).join(", ")
+          } dropped (known: ${POD_PERMISSIONS.join(", ")})`,
+        );
+      }
+    }
     const { html, warnings } = await buildPod(entry, options);
-    for (const warning of warnings) {
+    for (const warning of [...dropped, ...warnings]) {
       stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
     }
     if (values.out === undefined) {

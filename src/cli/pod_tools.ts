@@ -78,13 +78,19 @@ export async function verifyCommand(args: string[]): Promise<number> {
   const { positionals } = parse(args, {}, true);
   const input = onePositional(positionals, "verify");
   try {
-    const { manifest, contentSha256 } = await verifyPod(await readBytes(input));
+    const bytes = await readBytes(input);
+    const { manifest, contentSha256 } = await verifyPod(bytes);
+    // Loaded here: the declaration is read with the HTML parser.
+    const { readDeclaration } = await import(
+      "../serving/permission_declaration.ts"
+    );
     const report = {
       valid: true,
       ownerPubkey: manifest.publicKey,
       contentSha256,
       name: manifest.name ?? null,
       createdAt: manifest.createdAt ?? null,
+      permissions: readDeclaration(bytes).permissions,
     };
     return print(`${JSON.stringify(report, null, 2)}\n`);
   } catch (error) {
@@ -223,7 +229,12 @@ async function signFile(
   const bytes = await readBytes(input);
   // Loaded here: the page checks use the HTML parser of `build`.
   const { pageWarnings } = await import("../build/check.ts");
-  for (const warning of pageWarnings(input, bytes)) {
+  const { declarationWarnings } = await import("../build/permissions.ts");
+  const warnings = [
+    ...pageWarnings(input, bytes),
+    ...declarationWarnings(input, bytes),
+  ];
+  for (const warning of warnings) {
     stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
   }
   try {

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { POD_PERMISSIONS } from "../serving/permissions.ts";
+
 /** A sub-command's synopsis (for the summary) and its full usage text. */
 export interface CommandUsage {
   /** `pod-broker sign --key FILE ...`: the line of `pod-broker --help`. */
@@ -42,15 +44,17 @@ standard output without --out; prints its public key on standard error.`,
       `Signs POD.html with the key in FILE (from 'pod-broker keygen --out FILE'),
 to --out FILE or standard output. A page signed before keeps its name unless
 --name is given; --created-at (or a time in the old manifest) stamps the time
-of signing. Warns about remote references (the pod's policy blocks them) and
-about a page larger than a broker's default limit.`,
+of signing. Warns about remote references (the pod's policy blocks them),
+about a page larger than a broker's default limit, and about unknown
+permissions in <meta name="pod-permissions"> (dropped: a broker ignores them).`,
   },
   verify: {
     synopsis: "pod-broker verify POD.html",
     summary: "check a signed pod",
     details:
-      `Prints the owner key, content digest, name and time of a valid pod as JSON
-(exit 0); exit 1 with the reason when it is not a valid pod.`,
+      `Prints the owner key, content digest, name, time and declared permissions
+of a valid pod as JSON (exit 0); exit 1 with the reason when it is not a
+valid pod.`,
   },
   publish: {
     synopsis:
@@ -66,14 +70,18 @@ broker refuses it.`,
   },
   build: {
     synopsis:
-      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--created-at]",
+      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--created-at] [--permissions LIST]",
     summary: "bundle a page and what it loads into one file",
     details:
       `Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
 fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
 --out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
 'pod-broker keygen' writes) the output is a signed pod; --name and
---created-at set its manifest's name and time. Remote references are errors:
+--created-at set its manifest's name and time. --permissions camera,microphone
+writes <meta name="pod-permissions"> first in the head: the features the pod
+asks for on its own origin, of
+${POD_PERMISSIONS.join(", ")}
+(unknown ones are dropped with a warning). Remote references are errors:
 download the file into the folder, or npm install the package.`,
   },
   list: {

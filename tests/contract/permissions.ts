@@ -3,12 +3,16 @@
 // (`podPermissions`), and on the pod's own origin Permissions-Policy grants
 // each declared and allowed one to `self`. The broker's host never grants.
 import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import {
   collect,
+  newSeed,
   runCli,
   signedPod,
   spawnBroker,
   startServer,
+  tempDir,
   upload,
 } from "./_support.ts";
 import { labelOf, type RawAnswer, requestAs } from "./pod_domain.ts";
@@ -50,14 +54,15 @@ function grantedBy(answer: RawAnswer | Response): string[] {
   return granted.sort();
 }
 
-/** Uploads `html` signed; returns its id and pod host. */
+/** Uploads `html` (signed here unless `sign` is false); its id and host. */
 async function publish(
   api: Parameters<typeof signedPod>[0],
   url: string,
   port: number,
   html: string,
+  sign = true,
 ): Promise<{ id: string; host: string }> {
-  const created = await upload(url, await signedPod(api, html));
+  const created = await upload(url, sign ? await signedPod(api, html) : html);
   assert.equal(created.status, 201, await created.clone().text());
   const { id } = await created.json();
   return { id, host: `${labelOf(id)}.pods.test:${port}` };
@@ -312,4 +317,76 @@ test("pod-broker --pod-permissions none grants nothing; an unknown token stops t
   assert.equal(refused.code, 2);
   assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
   assert.match(refused.stderr, /--pod-permissions.*'usb'/);
+});
+
+test("pod-broker build --permissions writes the declaration, sign warns about unknown tokens, verify prints the list", async (api) => {
+  await using dir = await tempDir();
+  const at = (name: string) => join(dir.path, name);
+  await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
+  await writeFile(
+    at("index.html"),
+    "<!doctype html><html><head><title>call</title></head><body>hi</body></html>",
+  );
+  const built = await runCli(api, [
+    "build",
+    at("index.html"),
+    "--key",
+    at("key.pem"),
+    "--permissions",
+    "microphone,camera,usb",
+    "--out",
+    at("call.html"),
+  ]);
+  assert.equal(built.code, 0, built.stderr);
+  assert.match(built.stderr, /unknown permission 'usb' dropped/);
+  const html = await readFile(at("call.html"), "utf8");
+  assert.ok(
+    html.startsWith(
+      '<!doctype html><html><head><meta name="pod-permissions" content="camera microphone"><title>',
+    ),
+    html.slice(0, 120),
+  );
+  const verified = await runCli(api, ["verify", at("call.html")]);
+  assert.equal(verified.code, 0, verified.stderr);
+  assert.deepEqual(JSON.parse(verified.stdout).permissions, [
+    "camera",
+    "microphone",
+  ]);
+  // A page that declares its own is refused: one place for the list.
+  const twice = await runCli(api, [
+    "build",
+    at("call.html"),
+    "--permissions",
+    "camera",
+  ]);
+  assert.equal(twice.code, 2);
+  assert.match(twice.stderr, /pod-permissions"> already/);
+
+  // sign: unknown and odd-case tokens are dropped with a warning.
+  await writeFile(at("page.html"), declaring("camera Microphone x-ray"));
+  const signed = await runCli(api, [
+    "sign",
+    "--key",
+    at("key.pem"),
+    "--out",
+    at("page.pod.html"),
+    at("page.html"),
+  ]);
+  assert.equal(signed.code, 0, signed.stderr);
+  assert.match(
+    signed.stderr,
+    /unknown permission 'Microphone', 'x-ray' dropped \(known: camera, microphone,/,
+  );
+  const listed = await runCli(api, ["verify", at("page.pod.html")]);
+  assert.deepEqual(JSON.parse(listed.stdout).permissions, ["camera"]);
+  // What verify prints is what a broker grants.
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const pod = await publish(
+    api,
+    t.url,
+    t.server.port,
+    await readFile(at("page.pod.html"), "utf8"),
+    false,
+  );
+  assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
 });
