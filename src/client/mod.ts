@@ -2,7 +2,8 @@
  * `pod-broker/client`: peer-to-peer rooms for pods, in the browser, with no
  * dependencies. {@linkcode joinRoom} joins a session through the broker's
  * signaling WebSocket and meshes every peer of it over WebRTC data
- * channels; the broker relays only descriptions and candidates.
+ * channels, with camera, microphone and screen tracks on the same
+ * connections; the broker relays only descriptions and candidates.
  *
  * ```js ignore
  * import { joinRoom } from "pod-broker/client";
@@ -61,6 +62,19 @@
  *   so an open channel is never renegotiated. The broker's `peer-left`
  *   closes only links whose channel is not open: an open channel ends with
  *   its own close.
+ * - Media: `room.addTrack(track, stream?, { to? })` sends a camera,
+ *   microphone or screen track to every peer (or one), and
+ *   `room.removeTrack(track, { to? })` stops it. What was added, and for
+ *   whom, is kept: a link is made to match it when it becomes a peer's (so
+ *   a peer who joins later gets every track) and after each change, by
+ *   `addTrack`/`removeTrack` on its connection, and the same perfect
+ *   negotiation sends the offer (both ends adding tracks at once is glare,
+ *   settled as above). A peer's tracks arrive as `track` events (with
+ *   `track` and `streams`) once its connection is negotiated to receive
+ *   them, and end (`trackend`) when it stops sending them or its link
+ *   closes; like messages, only from the link DTLS proved to be the
+ *   peer's. The connection is the data channel's, so ICE restarts and a
+ *   broker restart keep media flowing.
  * - Trust: a link whose hello names another id than its certificate's is
  *   closed, and a hello acts on no link but its own and the first link of
  *   the same certificate. So no session member can take another's id

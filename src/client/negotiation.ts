@@ -79,13 +79,19 @@ export function idOf(fingerprint: string): string {
  * Which connection a description belongs to: its DTLS fingerprint (the
  * remote peer's certificate, one per room) and its SDP session id (one per
  * connection, known only to its two ends and the broker), as
- * `"AB:CD:… 123"`. Undefined unless it has exactly one SHA-256 fingerprint,
- * so that the one DTLS checks is the one a peer's id is taken from.
+ * `"AB:CD:… 123"`. Undefined unless it has one SHA-256 fingerprint (each
+ * media section of a bundle repeats it: every line must be the same), so
+ * that the one DTLS checks is the one a peer's id is taken from.
  */
 export function signature(sdp = ""): string | undefined {
-  const fingerprint = /^a=fingerprint:sha-256 ([\dA-F:]{95})\r?$/im.exec(sdp);
+  const lines = sdp.match(/^a=fingerprint:[^\r\n]*/gm) ?? [];
+  const fingerprint = /^a=fingerprint:sha-256 ([\dA-F:]{95})$/i.exec(
+    lines[0] ?? "",
+  );
   const session = /^o=\S+ (\d+) /m.exec(sdp);
-  return sdp.split("a=fingerprint:").length === 2 && fingerprint && session
+  return sdp.split("a=fingerprint:").length === lines.length + 1 &&
+      new Set(lines.map((line) => line.toUpperCase())).size === 1 &&
+      fingerprint && session
     ? `${fingerprint[1]!.toUpperCase()} ${session[1]}`
     : undefined;
 }

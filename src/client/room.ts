@@ -5,16 +5,10 @@
  * @module
  */
 
-import {
-  ALPHABET,
-  CONTROL,
-  idOf,
-  LAST,
-  Link,
-  signature,
-  TEXT,
-} from "./negotiation.ts";
+import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import { Media } from "./media.ts";
+import { defaultSession, defaultUrl, SESSION } from "./session.ts";
 import {
   type ConnectionInfo,
   RoomEvent,
@@ -47,42 +41,21 @@ export interface JoinOptions {
   maxMessageBytes?: number;
 }
 
-/** Options of {@linkcode Room.send}. */
+/** Options of {@linkcode Room.send}, `addTrack` and `removeTrack`. */
 export interface SendOptions {
   /** One peer's id; every peer when absent or undefined. */
   to?: string | undefined;
 }
 
-const SESSION = /^[\w-]{1,128}$/;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-function freshSession(): string {
-  // 64 symbols: `byte & 63` picks uniformly.
-  return Array.from(
-    crypto.getRandomValues(new Uint8Array(16)),
-    (byte) => ALPHABET[byte & 63],
-  ).join("");
-}
-
-function defaultSession(): string {
-  const hash = location.hash.slice(1);
-  if (SESSION.test(hash)) return hash;
-  return location.hash = freshSession();
-}
-
-function defaultUrl(): string {
-  // A sandboxed pod's origin is opaque ("null"), but its href is real.
-  const url = new URL("/signal", location.href);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.href;
-}
 
 /**
  * A session's peers, meshed over data channels. Made by
  * {@linkcode joinRoom}; an `EventTarget` dispatching {@linkcode RoomEvent}s:
  * `peerjoin` and `peerleave` (a data channel to `peerId` opened or closed),
- * `message` (`data` from `peerId`), `connectionchange` (see
+ * `message` (`data` from `peerId`), `track` and `trackend` (a `track` of
+ * `peerId`, in `streams`, arrived or ended), `connectionchange` (see
  * {@linkcode Room.connection}) and `onlinechange` (see {@linkcode Room.online}).
  */
 export class Room extends EventTarget {
@@ -103,6 +76,9 @@ export class Room extends EventTarget {
   #all = new Set<Link>();
   #links = new Map<string, Link>();
   #peers = new Map<string, Link>();
+  #media = new Media((type, link, track, streams) =>
+    this.dispatchEvent(new RoomEvent(type, link.id, undefined, track, streams))
+  );
 
   /**
    * Starts joining; prefer {@linkcode joinRoom}, which waits for it.
@@ -236,6 +212,40 @@ export class Room extends EventTarget {
     }
   }
 
+  /**
+   * Sends a camera, microphone or screen track to every peer (also those
+   * who join later), or to one; each gets a `track` event.
+   *
+   * @param track The track.
+   * @param stream The stream it belongs to (peers get it as `streams`).
+   * @param options `to`: one peer's id.
+   * @throws {Error} When the room was left.
+   */
+  addTrack(
+    track: MediaStreamTrack,
+    stream?: MediaStream,
+    options: SendOptions = {},
+  ): void {
+    if (this.#left) throw new Error("Cannot add a track: the room was left");
+    this.#media.add(track, stream, options.to);
+    this.#sync();
+  }
+
+  /**
+   * Stops sending a track to every peer, or to one; each gets `trackend`.
+   *
+   * @param track The track.
+   * @param options `to`: one peer's id.
+   */
+  removeTrack(track: MediaStreamTrack, options: SendOptions = {}): void {
+    this.#media.remove(track, options.to);
+    this.#sync();
+  }
+
+  #sync(): void {
+    for (const link of this.#peers.values()) this.#media.sync(link);
+  }
+
   /** Leaves the session: closes the signaling socket and every connection. */
   leave(): void {
     if (this.#left) return;
@@ -355,6 +365,7 @@ export class Room extends EventTarget {
               this.#links.delete(link.sid);
             }
             if (this.#peers.get(link.id) === link) {
+              this.#media.update(link, false);
               this.#peers.delete(link.id);
               this.#emit("peerleave", link.id);
             }
@@ -365,6 +376,11 @@ export class Room extends EventTarget {
       );
       this.#all.add(link);
       this.#links.set(sid, link);
+      const made = link;
+      this.#media.watch(
+        made,
+        () => this.#media.update(made, this.#peers.get(made.id) === made),
+      );
     }
     return link;
   }
@@ -384,6 +400,8 @@ export class Room extends EventTarget {
     this.#peers.set(link.id, link);
     this.#emit("peerjoin", link.id);
     this.#emit("connectionchange", link.id);
+    this.#media.sync(link);
+    this.#media.update(link, true);
   }
 
   // The hello repeats the id DTLS proved and gives the sender's signaling

@@ -1,0 +1,34 @@
+/**
+ * A room's defaults: its session (the URL fragment, or a fresh one) and
+ * the broker's signaling URL (`/signal` on the page's own host).
+ *
+ * @module
+ */
+
+import { ALPHABET } from "./negotiation.ts";
+
+/** A valid session: 1 to 128 characters of `[A-Za-z0-9_-]`. */
+export const SESSION = /^[\w-]{1,128}$/;
+
+function freshSession(): string {
+  // 64 symbols: `byte & 63` picks uniformly.
+  return Array.from(
+    crypto.getRandomValues(new Uint8Array(16)),
+    (byte) => ALPHABET[byte & 63],
+  ).join("");
+}
+
+/** The URL fragment when it is a session; else a fresh one, written to it. */
+export function defaultSession(): string {
+  const hash = location.hash.slice(1);
+  if (SESSION.test(hash)) return hash;
+  return location.hash = freshSession();
+}
+
+/** `/signal` on the page's own host, `wss:` under `https:`. */
+export function defaultUrl(): string {
+  // A sandboxed pod's origin is opaque ("null"), but its href is real.
+  const url = new URL("/signal", location.href);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.href;
+}
