@@ -331,8 +331,9 @@ function stopSharing(): void {
 buttons.screen.addEventListener("click", async () => {
   if (screen) return stopSharing();
   try {
+    // 15 frames a second is plenty for text and slides.
     const shared = await navigator.mediaDevices.getDisplayMedia({
-      video: true,
+      video: { frameRate: { ideal: 15 } },
     });
     screen = new MediaStream();
     for (const t of shared.getVideoTracks()) {

@@ -390,3 +390,31 @@ test("pod-broker build --permissions writes the declaration, sign warns about un
   );
   assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
 });
+
+test("permissions: a large pod streamed from SQLite is granted from its head alone", async (api) => {
+  await using dir = await tempDir();
+  const registry = new api.SqliteRegistry({ dataDir: dir.path });
+  try {
+    await using t = await startServer(api, {
+      registry,
+      podDomain: "pods.test",
+    });
+    const port = t.server.port;
+    // 3 MiB of body after the head: the pod is streamed, not held whole.
+    const html = declaring("camera").replace(
+      "<p>call</p>",
+      `<p>${"call ".repeat(600_000)}</p>`,
+    );
+    const pod = await publish(api, t.url, port, html);
+    for (const method of ["GET", "HEAD"]) {
+      const answer = await requestAs(port, pod.host, "/", method);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(grantedBy(answer), ["camera"], method);
+      if (method === "GET") assert.ok(answer.body.length > 3_000_000);
+    }
+    assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
+    await t.server.close();
+  } finally {
+    registry.close();
+  }
+});

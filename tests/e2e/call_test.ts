@@ -18,7 +18,7 @@ const have = haveCoturn() && hasChromium;
 
 Deno.test({
   name:
-    "calls: three visitors on pod origins see and hear each other, mute, camera off, a screen share, a broker restart and a late fourth; relay only through coturn; the broker host says calls need a pod domain; an undeclared pod gets NotAllowedError",
+    "calls: three visitors on pod origins see and hear each other, mute, camera off, a screen share, one leaving, a broker restart and a late fourth; relay only through coturn; the broker host says calls need a pod domain; an undeclared pod gets NotAllowedError",
   ignore: !have && !inCi,
   async fn() {
     assert.ok(have, "Chromium and coturn are needed");
@@ -28,6 +28,7 @@ Deno.test({
         "three visitors see and hear each other",
         "mute and camera off seen remotely",
         "screen share arrives",
+        "ICE restarts keep media flowing",
         "a late visitor gets every track, after a broker restart",
         "a relay-only call goes through coturn",
         "refusals ok",
