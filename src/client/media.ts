@@ -5,8 +5,10 @@
  * Sending: the room keeps what was added and for whom; {@linkcode
  * Media.sync} makes one link's senders match it (`addTrack` and
  * `removeTrack` on its connection), and the link's perfect negotiation
- * sends the offer. A link is synced when it becomes a peer's (so a peer who
- * joins later gets every track already added) and after each change.
+ * sends the offer. A link is synced when it is made (before its peer is
+ * known, only the tracks for every peer: they go in the first offer or
+ * answer), when it becomes a peer's (so a peer who joins later gets every
+ * track already added) and after each change.
  *
  * Receiving: a link's remote tracks are those its connection receives once
  * negotiated (a transceiver whose current direction receives). They are

@@ -51,7 +51,8 @@
  *   channels do not need it meanwhile. After a rejoin, links still
  *   negotiating are dropped (they were addressed to old ids), and an open
  *   link that is not connected restarts ICE with a fresh offer (one made
- *   while the broker was unreachable never arrived). Peers listed under new
+ *   while the broker was unreachable never arrived; a connected link makes
+ *   that offer again). Peers listed under new
  *   ids get a second link; when it opens and its remote id is that of an
  *   open link, its hello (`{id, sid}`, the first message on every channel)
  *   confirms the signaling id its signals came from: that id becomes the
@@ -65,11 +66,14 @@
  * - Media: `room.addTrack(track, stream?, { to? })` sends a camera,
  *   microphone or screen track to every peer (or one), and
  *   `room.removeTrack(track, { to? })` stops it. What was added, and for
- *   whom, is kept: a link is made to match it when it becomes a peer's (so
- *   a peer who joins later gets every track) and after each change, by
+ *   whom, is kept: a link is made to match it when it is made (the tracks
+ *   for every peer go in its first offer or answer), when it becomes a
+ *   peer's (so a peer who joins later gets every track) and after each
+ *   change, by
  *   `addTrack`/`removeTrack` on its connection, and the same perfect
  *   negotiation sends the offer (both ends adding tracks at once is glare,
- *   settled as above). A peer's tracks arrive as `track` events (with
+ *   settled as above; a change made while an offer awaits its answer is
+ *   offered once the answer is in, since the browser does not ask twice). A peer's tracks arrive as `track` events (with
  *   `track` and `streams`) once its connection is negotiated to receive
  *   them, and end (`trackend`) when it stops sending them or its link
  *   closes; like messages, only from the link DTLS proved to be the

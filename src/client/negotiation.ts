@@ -115,6 +115,7 @@ export class Link {
   #size = 0;
   #timer?: ReturnType<typeof setTimeout>;
   #closed = false;
+  #again = false;
   #id = "";
   #ready = false;
   #early: ArrayBuffer[] = [];
@@ -141,15 +142,7 @@ export class Link {
     dc.onclose = () => this.close();
     dc.onbufferedamountlow = () => this.#pump();
     dc.onmessage = (event) => this.#receive(event.data);
-    // Offers are made in the same queue as remote descriptions are applied,
-    // so a remote offer never lands while a local one is being set.
-    pc.onnegotiationneeded = () => {
-      this.#chain = this.#chain.then(async () => {
-        if (pc.signalingState !== "stable") return;
-        await pc.setLocalDescription();
-        this.#sendDescription();
-      }).catch(() => {});
-    };
+    pc.onnegotiationneeded = () => this.#offer();
     pc.onicecandidate = ({ candidate: c }) => {
       // Only the members the broker accepts (toJSON may add others).
       if (c) {
@@ -227,8 +220,11 @@ export class Link {
     this.#chain = this.#chain.then(async () => {
       if (pc.signalingState === "have-local-offer") {
         await pc.setLocalDescription({ type: "rollback" });
+        // What it offered (tracks added meanwhile) is offered again.
+        this.#again = true;
       }
       if (pc.connectionState !== "connected") pc.restartIce();
+      else if (this.#again) this.#offer();
     }).catch(() => {});
   }
 
@@ -264,6 +260,21 @@ export class Link {
       await pc.setLocalDescription();
       this.#sendDescription();
     }
+    if (this.#again && pc.signalingState === "stable") this.#offer();
+  }
+
+  // Offers are made in the same queue as remote descriptions are applied,
+  // so a remote offer never lands while a local one is being set. One that
+  // cannot be made yet (an offer of ours awaits its answer) is made once
+  // the connection is stable again: the browser does not ask twice.
+  #offer(): void {
+    const pc = this.pc;
+    this.#chain = this.#chain.then(async () => {
+      if (pc.signalingState !== "stable") return void (this.#again = true);
+      this.#again = false;
+      await pc.setLocalDescription();
+      this.#sendDescription();
+    }).catch(() => {});
   }
 
   // The channel may open (and carry messages) before the remote

@@ -381,6 +381,8 @@ export class Room extends EventTarget {
         made,
         () => this.#media.update(made, this.#peers.get(made.id) === made),
       );
+      // The tracks for every peer go in the first offer or answer.
+      this.#media.sync(made);
     }
     return link;
   }

@@ -61,8 +61,48 @@ function hooks(relay: boolean): void {
   // Runs in the page: typed loosely, Deno has no DOM types here.
   // deno-lint-ignore no-explicit-any
   const page = globalThis as any;
+  // Small video: every visitor encodes its camera once per peer, and a
+  // busy 2-core machine runs them all (the test's doing; the pod asks for
+  // what it asks for).
+  const media = page.navigator.mediaDevices;
+  const small = (video: unknown, width: number, height: number) =>
+    video
+      ? { ...(video === true ? {} : video as object), width, height }
+      : video;
+  const getUserMedia = media.getUserMedia.bind(media);
+  media.getUserMedia = (c: { video?: unknown }) =>
+    getUserMedia({ ...c, video: small(c.video, 320, 240) });
+  const getDisplayMedia = media.getDisplayMedia.bind(media);
+  media.getDisplayMedia = (c: { video?: unknown }) =>
+    getDisplayMedia({ ...c, video: small(c.video, 640, 360) });
   const Native = page.RTCPeerConnection;
   page.pcs = [];
+  // What the room told, for a failure's diagnosis.
+  page.told = [];
+  const listen = setInterval(() => {
+    const room = page.podCall?.room;
+    if (!room) return;
+    clearInterval(listen);
+    for (
+      const type of [
+        "peerjoin",
+        "peerleave",
+        "connectionchange",
+        "onlinechange",
+      ]
+    ) {
+      room.addEventListener(type, (event: { peerId: string }) =>
+        page.told.push(
+          `${Math.round(performance.now())} ${type} ${
+            event.peerId.slice(0, 4)
+          } ${
+            type === "connectionchange"
+              ? room.connection(event.peerId).state
+              : ""
+          }`,
+        ));
+    }
+  }, 50);
   page.RTCPeerConnection = class extends Native {
     constructor(config = {}) {
       super(relay ? { ...config, iceTransportPolicy: "relay" } : config);
@@ -79,6 +119,39 @@ function hooks(relay: boolean): void {
 interface Visitor {
   page: Page;
   id: string;
+}
+
+/** Every visitor so far, for {@linkcode diagnose}. */
+const visitors: Visitor[] = [];
+
+/** What each open page's connections and tiles are, printed on a failure. */
+async function diagnose(): Promise<void> {
+  for (const v of visitors) {
+    const state = await v.page.evaluate(() => {
+      const page = globalThis as unknown as {
+        pcs: RTCPeerConnection[];
+        told: string[];
+      };
+      return {
+        told: page.told,
+        tiles: [...document.querySelectorAll<HTMLElement>("#grid figure")]
+          .map((el) => ({ ...el.dataset })),
+        pcs: page.pcs.map((pc) => ({
+          state: [pc.signalingState, pc.connectionState].join(),
+          transceivers: pc.getTransceivers().map((t) =>
+            [
+              t.mid,
+              t.direction,
+              t.currentDirection,
+              t.sender.track?.kind ?? "-",
+              t.receiver.track.readyState,
+            ].join()
+          ),
+        })),
+      };
+    }).catch((error) => String(error));
+    console.error(`${v.id}: ${JSON.stringify(state)}`);
+  }
 }
 
 /** Opens `url` in a fresh profile and waits until it joined the call. */
@@ -98,6 +171,7 @@ async function visit(
       .podCall.room.peerId
   );
   assert.match(id, /^[A-Za-z0-9]{16}$/);
+  visitors.push({ page, id });
   return { page, id };
 }
 
@@ -500,6 +574,10 @@ function marks(): void {
         seen[mine ? "local" : "remote"] ??= performance.now();
       }
     }
+    if (page.podCall?.room.peers.length) seen.peer ??= performance.now();
+    if (document.querySelector('figure:not([data-peer-id="me"])')) {
+      seen.track ??= performance.now();
+    }
     if (seen.remote) clearInterval(timer);
   }, 10);
 }
@@ -515,6 +593,8 @@ async function figures(browser: Browser, pod: Uint8Array): Promise<void> {
     const { podUrl } = await publish(b.url, pod);
     const remote: number[] = [];
     const local: number[] = [];
+    const peer: number[] = [];
+    const track: number[] = [];
     for (let round = 0; round < 5; round++) {
       const url = `${podUrl}${session("figure")}`;
       const first = await visit(browser, url);
@@ -535,6 +615,8 @@ async function figures(browser: Browser, pod: Uint8Array): Promise<void> {
       ).then((handle) => handle.jsonValue() as Promise<Record<string, number>>);
       remote.push(seen.remote!);
       local.push(seen.local ?? NaN);
+      peer.push(seen.peer ?? NaN);
+      track.push(seen.track ?? NaN);
       await context.close();
       await first.page.context().close();
     }
@@ -545,7 +627,11 @@ async function figures(browser: Browser, pod: Uint8Array): Promise<void> {
         remote.map(Math.round).join(", ")
       } ms after opening the pod, median ${
         median(remote)
-      } ms; its own camera's first frame: median ${median(local)} ms`,
+      } ms; its own camera's first frame: median ${
+        median(local)
+      } ms; a data channel to the first: median ${
+        median(peer)
+      } ms; its first track: median ${median(track)} ms`,
     );
   } finally {
     await b.stop();
@@ -560,7 +646,10 @@ try {
   const pod = await callPod();
   if (Deno.args.includes("--figures")) await figures(browser, pod);
   else {
-    await call(browser, pod);
+    await call(browser, pod).catch(async (error) => {
+      await diagnose();
+      throw error;
+    });
     await relayOnly(browser, pod);
     await refusals(browser, pod);
     assert.deepEqual(problems, [], "no page logged a problem");
