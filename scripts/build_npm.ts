@@ -139,6 +139,7 @@ export async function buildNpm(): Promise<BuildResult> {
   log("Compiling the browser client against the DOM's types");
   await run("node", [tsc, "-p", "tsconfig.client.json"], NPM_DIR);
   await fixDeclarations(join(NPM_DIR, "esm"));
+  await selfTypes(join(NPM_DIR, "esm", CLIENT_DIR));
   await Deno.chmod(join(NPM_DIR, `${entry}.js`), 0o755);
 
   log(`Packing ${relative(ROOT, tarball)}`);
@@ -146,6 +147,25 @@ export async function buildNpm(): Promise<BuildResult> {
   await run("npm", ["pack", "--pack-destination", ROOT], NPM_DIR);
   await Deno.stat(tarball);
   return { version: config.version, tarball };
+}
+
+/**
+ * Names each client module's declarations in the module itself
+ * (`// @ts-self-types="./mod.d.ts"`), so that Deno type-checks a pod
+ * folder's `app.ts` against the very file `build` bundles: the `deno.json`
+ * that `pod-broker init` writes maps `pod-broker/client` to `mod.js`.
+ */
+async function selfTypes(directory: string): Promise<void> {
+  for await (const entry of Deno.readDir(directory)) {
+    if (!entry.isFile || !entry.name.endsWith(".js")) continue;
+    const path = join(directory, entry.name);
+    const types = entry.name.replace(/\.js$/, ".d.ts");
+    const code = await Deno.readTextFile(path);
+    await Deno.writeTextFile(
+      path,
+      `// @ts-self-types="./${types}"\n${code}`,
+    );
+  }
 }
 
 /** Empties `npm/`, keeping `node_modules/` so that rebuilds install fast. */

@@ -1,7 +1,7 @@
 /**
- * `deno task docs`: writes the README's options table from the options table
+ * `deno task docs`: writes the options table of docs/operators/options.md from the options table
  * in `src/config/table.ts` (the rendering is `tests/support/options_doc.ts`,
- * which `tests/unit/options_test.ts` also uses to fail when the README
+ * which `tests/unit/options_test.ts` also uses to fail when the page
  * drifts).
  *
  * @module
@@ -9,10 +9,10 @@
 
 import { withOptionsTable } from "../tests/support/options_doc.ts";
 
-const README = new URL("../README.md", import.meta.url);
+const PAGE = new URL("../docs/operators/options.md", import.meta.url);
 
 if (import.meta.main) {
-  const text = await Deno.readTextFile(README);
-  await Deno.writeTextFile(README, withOptionsTable(text));
-  console.log("README.md: options table written");
+  const text = await Deno.readTextFile(PAGE);
+  await Deno.writeTextFile(PAGE, withOptionsTable(text));
+  console.log("docs/operators/options.md: options table written");
 }

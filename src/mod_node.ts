@@ -12,7 +12,7 @@
  * Deno runs it too (`deno run ... src/mod_node.ts`, as the container does):
  * through Deno's `node:http`, `ws` refuses a frame over the limit from its
  * header, where `Deno.upgradeWebSocket` reads up to 64 MiB of it first, and
- * a request head has a time limit. That is the public recipe of the README.
+ * a request head has a time limit. That is the public recipe of docs/operators/install.md.
  *
  * @example Start a broker on the memory registry
  * ```ts ignore

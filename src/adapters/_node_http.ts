@@ -1,22 +1,20 @@
 /**
  * The Node request/response bridge: `IncomingMessage` to web `Request` (with
  * `100 Continue` sent only once the body is read), web `Response` back to
- * `ServerResponse`, the lingering close of a refused upload, and raw
- * responses written to a socket that is not upgraded.
+ * `ServerResponse` under a send deadline, the lingering close of a refused
+ * upload, and responses written to a socket that took the upgrade path.
  *
  * @module
  */
 
 import { Buffer } from "node:buffer";
-import {
-  type IncomingMessage,
-  type ServerResponse,
-  STATUS_CODES,
-} from "node:http";
+import { type IncomingMessage, ServerResponse, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { clearTimeout, setTimeout } from "node:timers";
+import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
+import { requestTarget } from "../http/request_url.ts";
 import type { Logger } from "../_util/log.ts";
 
 /**
@@ -30,18 +28,34 @@ const LINGER_SECONDS = 30;
 /** ... with at most this long between two reads (`lingering_timeout`). */
 const LINGER_IDLE_SECONDS = 5;
 
-/** Answers one HTTP request through the broker. */
+/** What {@linkcode serveHttp} needs besides the request. */
+export interface ServeOptions {
+  /** Log sink. */
+  logger: Logger;
+  /** The most a lingering close reads and drops (`maxBlobBytes`). */
+  lingerBytes: number;
+  /** How long a response may go without a byte read by its client. */
+  sendTimeoutMs: number;
+}
+
+/**
+ * Answers one HTTP request through the broker. `detached` is a request
+ * answered on a socket taken off the HTTP server (see
+ * {@linkcode serveDetached}): its body, which the server no longer reads,
+ * is left out.
+ */
 export async function serveHttp(
   broker: Broker,
   req: IncomingMessage,
   res: ServerResponse,
-  logger: Logger,
-  lingerBytes: number,
+  options: ServeOptions,
+  detached = false,
 ): Promise<void> {
+  const { logger } = options;
   let response: Response;
   try {
     response = await broker.fetch(
-      toRequest(req, res),
+      toRequest(req, detached ? null : res),
       req.socket.remoteAddress,
     );
   } catch (error) {
@@ -54,13 +68,85 @@ export async function serveHttp(
       req.headers.host ?? null,
     );
   }
-  if (!req.complete) drainBody(req, lingerBytes);
+  if (!detached && !req.complete) drainBody(req, options.lingerBytes);
+  if (res.socket !== null) {
+    const disarm = armSendDeadline(res.socket, options.sendTimeoutMs, logger);
+    res.once("finish", disarm);
+    res.once("close", disarm);
+  }
   try {
     await sendNodeResponse(res, forNode(response));
   } catch (error) {
     logger("debug", "Cannot send the response", { error });
     res.destroy();
   }
+}
+
+/**
+ * Answers, as plain HTTP, a request that reached the upgrade path without
+ * being a WebSocket upgrade (a runtime without `shouldUpgradeCallback`,
+ * Node before 22.21, sends every request with an `Upgrade` header there):
+ * on its own socket, without its body, streamed under the same send
+ * deadline as any response; then the connection is closed.
+ */
+export function serveDetached(
+  broker: Broker,
+  req: IncomingMessage,
+  socket: Duplex,
+  options: ServeOptions,
+): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket as Socket);
+  res.once("finish", () => {
+    res.detachSocket(socket as Socket);
+    socket.once("finish", () => socket.destroy());
+    socket.end();
+  });
+  void serveHttp(broker, req, res, options, true);
+}
+
+/**
+ * Whether `req` may take the upgrade path: a `GET` to a WebSocket route
+ * (the broker's route tables say which). Any other request with an
+ * `Upgrade` header is answered as plain HTTP, as RFC 9110 allows.
+ */
+export function isUpgradeRequest(
+  broker: Broker,
+  req: IncomingMessage,
+): boolean {
+  if (req.method !== "GET") return false;
+  const url = req.url ?? "/";
+  try {
+    const { path } = requestTarget(
+      url.startsWith("/") ? `http://h${url}` : url,
+    );
+    return broker.isUpgradePath(path);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Drops the connection of a client that reads nothing of a response for
+ * `timeoutMs` (nginx's `send_timeout`): the socket's idle timer runs while
+ * a write waits on the client, and each byte the client takes restarts it.
+ *
+ * @returns What stops it, once the response is sent; the socket's timer
+ * is left to the server, which sets its keep-alive timeout next.
+ */
+function armSendDeadline(
+  socket: Duplex,
+  timeoutMs: number,
+  logger: Logger,
+): () => void {
+  const expire = () => {
+    logger("debug", "Cut off a response its client stopped reading");
+    socket.destroy();
+  };
+  socket.on("timeout", expire);
+  (socket as Socket).setTimeout(timeoutMs);
+  return () => void socket.off("timeout", expire);
 }
 
 /**
@@ -148,7 +234,8 @@ function forNode(response: Response): Response {
  * reset before it has read the response fails without it ("fetch failed").
  * So what still arrives of the body is read and dropped, and the connection
  * goes on once it is all there. Past `maxBytes` more, reading stops (the
- * client's sending stalls, and it can still read the response); after
+ * client's sending stalls, and it can still read the response) unless the
+ * body has all arrived; after
  * {@linkcode LINGER_IDLE_SECONDS} without a byte read, or {@linkcode LINGER_SECONDS}
  * in all, the connection is destroyed. No `Connection: close`: Deno's
  * `node:http` closes such a connection at once, whatever is still arriving.
@@ -158,7 +245,18 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     clearTimeout(deadline);
     clearTimeout(idle);
   };
+  // A request whose body has all arrived is finished, never cut: the
+  // client has sent it whole and may send its next request on this
+  // connection (a body that ends right at the bound, such as a declared
+  // limit + 1 refused at once, is paused on its last chunk).
+  const finishIfComplete = () => {
+    if (!req.complete) return false;
+    stop();
+    req.resume();
+    return true;
+  };
   const destroy = () => {
+    if (finishIfComplete()) return;
     stop();
     req.socket.destroy();
   };
@@ -169,21 +267,31 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
   let dropped = 0;
   req.on("data", (chunk: Uint8Array) => {
     dropped += chunk.length;
-    if (dropped > maxBytes) req.pause();
-    else idle.refresh();
+    if (dropped <= maxBytes) {
+      idle.refresh();
+      return;
+    }
+    req.pause();
+    // The parser marks the request complete just after its last chunk.
+    setImmediate(finishIfComplete);
   });
   req.once("end", stop);
   req.once("close", stop);
   req.resume();
 }
 
-/** Writes a refusal (or any response) to a socket that is not upgraded, then ends it. */
+/**
+ * Writes a refusal of an upgrade (a small problem+json) to a socket that is
+ * not upgraded, then ends it; a client that does not read it within
+ * `sendTimeoutMs` is dropped.
+ */
 export async function writeRawResponse(
   socket: Duplex,
   response: Response,
   method: string | undefined,
-  logger: Logger,
+  options: ServeOptions,
 ): Promise<void> {
+  armSendDeadline(socket, options.sendTimeoutMs, options.logger);
   try {
     const body = method === "HEAD"
       ? new Uint8Array(0)
@@ -205,7 +313,7 @@ export async function writeRawResponse(
       socket.destroy();
     }
   } catch (error) {
-    logger("debug", "Cannot refuse the upgrade", { error });
+    options.logger("debug", "Cannot refuse the upgrade", { error });
     socket.destroy();
   }
 }

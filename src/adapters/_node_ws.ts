@@ -2,7 +2,9 @@
  * WebSockets on Node: `ws` with `noServer` performs the upgrades that the
  * broker admitted, feeds each socket to the hub, and finds dead peers with
  * the same rule as Deno's `idleTimeout`: a socket silent for one ping
- * interval is pinged, and one silent for two is dropped.
+ * interval is pinged, and one silent for two is dropped. A socket that
+ * broke the protocol (a frame announcing more than the limit) is read no
+ * further.
  *
  * @module
  */
@@ -11,12 +13,18 @@ import type { Buffer } from "node:buffer";
 import { Buffer as NodeBuffer } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { clearInterval, setInterval } from "node:timers";
+import { clearInterval, setImmediate, setInterval } from "node:timers";
 // @ts-types="@types/ws"
-import { type RawData, type WebSocket, WebSocketServer } from "ws";
+import {
+  type RawData,
+  type ServerOptions,
+  type WebSocket,
+  WebSocketServer,
+} from "ws";
 import type { Admission, Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
 import { connectSocket } from "./_wiring.ts";
+import { CLOSE_DEADLINE_MS } from "../signaling/close.ts";
 
 /** How often the heartbeat looks at its next slice of sockets. */
 const HEARTBEAT_TICK_MS = 100;
@@ -57,11 +65,16 @@ export function createNodeSignaling(
 ): NodeSignaling {
   const { broker, logger, pingIntervalMs } = options;
   const lastSeen = new Map<WebSocket, number>();
-  const wss = new WebSocketServer({
+  // closeTimeout (ws 8.19+, not yet in @types/ws): a close that ws starts
+  // itself (a frame over maxPayload) gets the hub's closing deadline, not
+  // ws's 30 s.
+  const serverOptions: ServerOptions & { closeTimeout: number } = {
     noServer: true,
     clientTracking: false,
     maxPayload: options.maxFrameBytes,
-  });
+    closeTimeout: CLOSE_DEADLINE_MS,
+  };
+  const wss = new WebSocketServer(serverOptions);
 
   // Each socket is looked at once every half interval, so that a silent
   // socket is pinged after one to one and a half intervals and dropped
@@ -113,6 +126,14 @@ export function createNodeSignaling(
       });
       ws.on("error", (error) => {
         logger("debug", "WebSocket error", { error });
+        // The peer broke the protocol (a frame announcing more than
+        // maxFrameBytes, from its header): ws sends the close frame (1009)
+        // and would read and drop the rest until the deadline; on Deno's
+        // node:net that reading kept what it read (+190 MiB for four 60 MB
+        // frames). Nothing more is read: the peer's sending stalls, and the
+        // deadline drops the connection. After ws's own resume, which it
+        // schedules before telling us.
+        setImmediate(() => socket.pause());
       });
       ws.on("close", (code: number) => {
         lastSeen.delete(ws);

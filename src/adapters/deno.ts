@@ -10,6 +10,7 @@ import { resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import { connectSocket, startListeners } from "./_wiring.ts";
 import { CLOSE_DEADLINE_MS } from "../signaling/close.ts";
+import { SendTimeoutError } from "../serving/send_deadline.ts";
 
 /**
  * Starts a broker on Deno and resolves once it listens.
@@ -48,6 +49,14 @@ export function createSignalServer(
       port: resolved.port,
       hostname: resolved.hostname,
       onListen: () => resolve(),
+      // A body that failed lands here too: a pod cut off by its send
+      // deadline was logged already.
+      onError: (error) => {
+        if (!(error instanceof SendTimeoutError)) {
+          resolved.logger("error", "Unexpected error", { error });
+        }
+        return new Response("Internal Server Error", { status: 500 });
+      },
     }, (request, info) => {
       const answer = broker.handle(request, info.remoteAddr.hostname);
       // A hot pod comes back synchronously and is returned as is.

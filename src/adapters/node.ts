@@ -11,6 +11,7 @@ import type { Buffer } from "node:buffer";
 import {
   createServer,
   type IncomingMessage,
+  type ServerOptions,
   type ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -24,7 +25,14 @@ import {
 import { type Admission, createBroker } from "../http/broker.ts";
 import { resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
-import { serveHttp, toRequest, writeRawResponse } from "./_node_http.ts";
+import {
+  isUpgradeRequest,
+  serveDetached,
+  serveHttp,
+  type ServeOptions,
+  toRequest,
+  writeRawResponse,
+} from "./_node_http.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
 import { startListeners } from "./_wiring.ts";
 
@@ -73,25 +81,39 @@ export function createSignalServer(
     logger,
   });
 
-  // serveHttp and writeRawResponse handle their own errors.
-  const server = createServer({
+  const serving: ServeOptions = {
+    logger,
+    lingerBytes: resolved.maxBlobBytes,
+    sendTimeoutMs: resolved.sendTimeoutMs,
+  };
+  // Only a GET to a WebSocket route takes the upgrade path; any other
+  // request with an Upgrade header is served as plain HTTP (Node 22.21+ and
+  // Deno read this option; older Node sends them all to "upgrade").
+  const httpOptions: ServerOptions & {
+    shouldUpgradeCallback(req: IncomingMessage): boolean;
+  } = {
     // Slow clients: a request head must arrive whole in time (checked every
-    // second); bodies are governed by the broker's own uploadTimeoutMs.
+    // second); bodies are governed by the broker's own uploadTimeoutMs, and
+    // responses by the send deadline.
     headersTimeout: resolved.headersTimeoutMs,
     requestTimeout: 0,
     connectionsCheckingInterval: Math.min(1_000, resolved.headersTimeoutMs),
-  }, (req, res) => {
-    void serveHttp(broker, req, res, logger, resolved.maxBlobBytes);
+    shouldUpgradeCallback: (req) => isUpgradeRequest(broker, req),
+  };
+  // serveHttp and writeRawResponse handle their own errors.
+  const server = createServer(httpOptions, (req, res) => {
+    void serveHttp(broker, req, res, serving);
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
-    void serveHttp(broker, req, res, logger, resolved.maxBlobBytes);
+    void serveHttp(broker, req, res, serving);
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", (error) => {
       logger("debug", "Socket error during upgrade", { error });
       socket.destroy();
     });
-    void upgrade(req, socket, head);
+    if (isUpgradeRequest(broker, req)) void upgrade(req, socket, head);
+    else serveDetached(broker, req, socket, serving);
   });
 
   async function upgrade(
@@ -116,9 +138,9 @@ export function createSignalServer(
       return;
     }
     if (answer instanceof Response) {
-      // A refusal, or any other path: answered as Deno.serve would, then
+      // A refusal (426, 403, 503...): answered as Deno.serve would, then
       // the connection is closed.
-      void writeRawResponse(socket, answer, req.method, logger);
+      void writeRawResponse(socket, answer, req.method, serving);
     } else {
       signaling.upgrade(req, socket, head, answer);
     }

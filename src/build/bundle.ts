@@ -14,9 +14,10 @@
  * @module
  */
 
-import { join, relative } from "node:path";
+import { isAbsolute, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type * as esbuild from "esbuild";
+import { type Confinement, isBareSpecifier } from "./confine.ts";
 import { classifyUrl } from "./html.ts";
 import { MEDIA_TYPES } from "./inline.ts";
 
@@ -39,6 +40,8 @@ export interface BundleOptions {
   root: string;
   /** The module `pod-broker/client` stands for (a `file:`, `http:` or `https:` URL). */
   client: URL;
+  /** What the build may read: every file esbuild resolves is judged by it. */
+  confinement: Confinement;
 }
 
 /** What to bundle: a file, or code from the page itself. */
@@ -231,30 +234,17 @@ async function run(
   }
 }
 
-/** Refuses remote references, finds the client, roots `/` paths. */
+/** Marks the plugin's own `build.resolve` calls, so it does not judge them twice. */
+const RESOLVING = Symbol("pod-resolving");
+
+/**
+ * Refuses remote references, finds the client, roots `/` paths, and keeps
+ * every file read inside the trees {@linkcode Confinement} allows.
+ */
 function podPlugin(options: BundleOptions): esbuild.Plugin {
   return {
     name: "pod",
     setup(build) {
-      // esbuild's filters are Go regular expressions; the exact test is
-      // classifyUrl's, the same as for the page's attributes.
-      build.onResolve({ filter: /^(?:[hH][tT]|[\\/])/ }, (args) => {
-        if (classifyUrl(args.path) === "remote") {
-          return { errors: [{ text: `remote reference '${args.path}'` }] };
-        }
-        if (args.path.startsWith("/") && args.kind !== "entry-point") {
-          // `/img/a.png` means the site's root, here the page's directory.
-          return { path: join(options.root, args.path) };
-        }
-        return undefined;
-      });
-      build.onResolve(
-        { filter: CLIENT_SPECIFIER },
-        () =>
-          options.client.protocol === "file:"
-            ? { path: fileURLToPath(options.client) }
-            : { path: options.client.href, namespace: CLIENT_NAMESPACE },
-      );
       // A client published on a registry (`deno run jsr:...`) is fetched,
       // with its relative imports.
       build.onResolve(
@@ -264,6 +254,18 @@ function podPlugin(options: BundleOptions): esbuild.Plugin {
           namespace: CLIENT_NAMESPACE,
         }),
       );
+      build.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.pluginData === RESOLVING) return undefined;
+        if (classifyUrl(args.path) === "remote") {
+          return { errors: [{ text: `remote reference '${args.path}'` }] };
+        }
+        if (CLIENT_SPECIFIER.test(args.path)) {
+          return options.client.protocol === "file:"
+            ? { path: fileURLToPath(options.client) }
+            : { path: options.client.href, namespace: CLIENT_NAMESPACE };
+        }
+        return await confinedResolve(build, args, options);
+      });
       build.onLoad(
         { filter: /.*/, namespace: CLIENT_NAMESPACE },
         async (args) => {
@@ -283,7 +285,61 @@ function podPlugin(options: BundleOptions): esbuild.Plugin {
           };
         },
       );
+      // esbuild reads the file itself after this check (it knows each
+      // file's loader); the check reads it first, for key material.
+      build.onLoad({ filter: /.*/, namespace: "file" }, async (args) => {
+        const read = await options.confinement.read(args.path);
+        if (!("problem" in read)) return undefined;
+        const file = relative(options.root, args.path);
+        return { errors: [{ text: `'${file}' ${read.problem}` }] };
+      });
     },
+  };
+}
+
+/**
+ * esbuild's own resolution of an import, then the confinement's verdict on
+ * the file it found: `/x` means the page's folder, as on a web server.
+ */
+async function confinedResolve(
+  build: esbuild.PluginBuild,
+  args: esbuild.OnResolveArgs,
+  options: BundleOptions,
+): Promise<esbuild.OnResolveResult> {
+  const { confinement } = options;
+  const rooted = args.path.startsWith("/") && args.kind !== "entry-point";
+  const result = await build.resolve(rooted ? `.${args.path}` : args.path, {
+    kind: args.kind,
+    importer: args.importer,
+    namespace: args.namespace,
+    resolveDir: rooted ? options.root : args.resolveDir,
+    with: args.with,
+    pluginData: RESOLVING,
+  });
+  if (
+    result.errors.length > 0 || result.external || result.namespace !== "file"
+  ) {
+    return result;
+  }
+  const from = isAbsolute(args.importer)
+    ? confinement.treeOf(args.importer)
+    : confinement.root; // the entry point, or code of the page itself
+  const placed = from === undefined
+    ? { problem: "is imported from outside the page's folder" }
+    : await confinement.place(
+      result.path,
+      from,
+      !rooted && isBareSpecifier(args.path),
+    );
+  if ("problem" in placed) {
+    return { errors: [{ text: `'${args.path}' ${placed.problem}` }] };
+  }
+  return {
+    path: result.path,
+    namespace: "file",
+    sideEffects: result.sideEffects,
+    suffix: result.suffix,
+    pluginData: result.pluginData,
   };
 }
 

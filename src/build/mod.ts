@@ -12,10 +12,15 @@
  * - `<link rel=stylesheet>` and `<style>`: bundled with their `@import`s;
  *   `url()`s become data: URLs.
  * - Images, icons, media, `srcset`, `poster`, `style="...url()"`: data: URLs.
+ *   A page without an icon link gets an empty one (`icon.ts`), so that no
+ *   browser asks the pod's host for `/favicon.ico`.
  * - WebAssembly: `import bytes from "./x.wasm"` is the module's bytes, for
  *   `WebAssembly.instantiate(bytes)`.
  * - A remote reference (`http:`, `https:`, `//`) in the page, a stylesheet
  *   or a script is an error; every one is reported, with its file and line.
+ * - Nothing is read from outside the page's folder, links resolved, but
+ *   packages from `node_modules` (each kept in its own tree), and no key
+ *   file is ever inlined (`confine.ts`).
  *
  * The CLI's `build` command (`src/cli/build.ts`) is loaded only for `build`
  * (a dynamic import), so serving never loads the bundler.
@@ -23,7 +28,7 @@
  * @module
  */
 
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, dirname, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SLOT_LITERAL } from "../pod/format.ts";
@@ -38,8 +43,10 @@ import {
   withBundler,
 } from "./bundle.ts";
 import { pageWarnings, REMOTE_HINT } from "./check.ts";
-import { declarationEdit, declarationWarnings } from "./permissions.ts";
-import type { PodPermission } from "../serving/permissions.ts";
+import { clientUrl } from "./client_url.ts";
+import { Confinement, OUTSIDE, OUTSIDE_HINT, type Problem } from "./confine.ts";
+import { iconEdit } from "./icon.ts";
+import * as declaration from "./permissions.ts";
 import {
   classifyUrl,
   cleanUrl,
@@ -72,11 +79,8 @@ export interface BuildPodOptions {
   name?: string;
   /** The manifest's `createdAt` (`true` for now; needs `seed`). */
   createdAt?: string | true;
-  /**
-   * Features the pod asks for, written as `<meta name="pod-permissions">`
-   * first in its head (a page that has the element already is refused).
-   */
-  permissions?: readonly PodPermission[];
+  /** Features to declare first in the head (the page must declare none). */
+  permissions?: readonly declaration.PodPermission[];
   /**
    * The module that `pod-broker/client` (and `jsr:@pod/broker/client`)
    * stands for: a path or a `file:`/`http(s):` URL.
@@ -103,24 +107,21 @@ export class BuildError extends Error {
    * @param problems What is wrong, in the order found.
    */
   constructor(entry: string, problems: readonly BuildProblem[]) {
-    const remote = problems.some((problem) =>
-      problem.message.startsWith("remote reference")
-    );
+    const has = (text: string) =>
+      problems.some((problem) => problem.message.includes(text));
+    const hints = [
+      ...has("remote reference") ? [REMOTE_HINT] : [],
+      ...has(OUTSIDE) ? [OUTSIDE_HINT] : [],
+    ];
     super(
       `Cannot build '${entry}': ${problems.map(describe).join("; ")}${
-        remote ? ` (${REMOTE_HINT})` : ""
+        hints.map((hint) => ` (${hint})`).join("")
       }`,
     );
     this.name = "BuildError";
     this.problems = problems;
   }
 }
-
-/** The browser client, beside this folder (`.ts` from source, `.js` on npm). */
-const DEFAULT_CLIENT = new URL(
-  `../client/mod.${import.meta.url.endsWith(".js") ? "js" : "ts"}`,
-  import.meta.url,
-);
 
 /**
  * Builds a page into one self-contained HTML file.
@@ -157,37 +158,37 @@ export async function buildPod(
   const path = resolve(entry);
   const root = dirname(path);
   const page = basename(path);
-  let html: string;
-  try {
-    html = await readFile(path, "utf8");
-  } catch (error) {
+  const client = clientUrl(options.client);
+  const confinement = await Confinement.open(root, client).catch((error) => {
     throw new BuildError(entry, [
       { file: page, line: 0, message: `cannot read it (${codeOf(error)})` },
     ]);
-  }
-  const builder = new PageBuilder(page, {
-    root,
-    client: clientUrl(options.client),
   });
+  const read = await confinement.read(path);
+  if ("problem" in read) {
+    const message = read.code === undefined
+      ? read.problem
+      : `cannot read it (${read.code})`;
+    throw new BuildError(entry, [{ file: page, line: 0, message }]);
+  }
+  const html = new TextDecoder().decode(read.bytes);
+  const builder = new PageBuilder(page, { root, client, confinement });
   const references = findReferences(html);
   const reports = await withBundler(() =>
     Promise.all(references.map((reference) => builder.edit(reference)))
   );
   const problems = reports.flatMap((report) => report.problems);
   if (problems.length > 0) throw new BuildError(entry, problems);
-  const edits = reports.flatMap((report) => report.edits);
-  if (options.permissions !== undefined) {
-    const declaration = declarationEdit(html, options.permissions);
-    if (declaration === null) {
-      throw new BuildError(entry, [{
-        file: page,
-        line: 0,
-        message:
-          'the page has <meta name="pod-permissions"> already: give its permissions in one place',
-      }]);
-    }
-    edits.push(declaration);
-  }
+  const icon = iconEdit(html);
+  const edits = [
+    // First: it may share its offset with an edit that starts there.
+    ...(icon ? [icon] : []),
+    ...reports.flatMap((report) => report.edits),
+  ];
+  const declared = options.permissions &&
+    declaration.declarationEdit(html, options.permissions);
+  if (declared === null) throw new BuildError(entry, [declaration.twice(page)]);
+  if (declared) edits.unshift(declared); // before all: first in the head
   const built = applyEdits(html, edits);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
@@ -212,7 +213,7 @@ export async function buildPod(
   // broker may raise its limit).
   warnings.push(
     ...pageWarnings(page, bytes, false),
-    ...declarationWarnings(page, bytes),
+    ...declaration.declarationWarnings(page, bytes),
   );
   return { html: bytes, warnings };
 }
@@ -232,7 +233,7 @@ interface Report {
 class PageBuilder {
   #page: string;
   #options: BundleOptions;
-  #files = new Map<string, Promise<Uint8Array | string>>();
+  #files = new Map<string, Promise<{ bytes: Uint8Array } | Problem>>();
 
   constructor(page: string, options: BundleOptions) {
     this.#page = page;
@@ -387,11 +388,18 @@ class PageBuilder {
     }
     const { path } = this.#resolve(value);
     try {
-      if ((await stat(path)).isFile()) return path;
-      this.#fail(report, line, `cannot read '${value}' (not a file)`);
+      if (!(await stat(path)).isFile()) {
+        this.#fail(report, line, `cannot read '${value}' (not a file)`);
+        return undefined;
+      }
     } catch (error) {
       this.#fail(report, line, `cannot read '${value}' (${codeOf(error)})`);
+      return undefined;
     }
+    const { confinement } = this.#options;
+    const placed = await confinement.place(path, confinement.root, false);
+    if (!("problem" in placed)) return path;
+    this.#refuse(report, line, value, placed);
     return undefined;
   }
 
@@ -416,18 +424,33 @@ class PageBuilder {
     }
     let read = this.#files.get(path);
     if (!read) {
-      read = readFile(path).then(
-        (buffer) => new Uint8Array(buffer),
-        (error) => `cannot read '${value}' (${codeOf(error)})`,
-      );
+      read = this.#read(path);
       this.#files.set(path, read);
     }
     const bytes = await read;
-    if (typeof bytes === "string") {
-      this.#fail(report, line, bytes);
+    if ("problem" in bytes) {
+      this.#refuse(report, line, value, bytes);
       return value;
     }
-    return dataUrl(bytes, mediaType) + hash;
+    return dataUrl(bytes.bytes, mediaType) + hash;
+  }
+
+  /** A file the page names: inside the page's folder, and no key. */
+  async #read(path: string): Promise<{ bytes: Uint8Array } | Problem> {
+    const { confinement } = this.#options;
+    const placed = await confinement.place(path, confinement.root, false);
+    return "problem" in placed ? placed : await confinement.read(placed.real);
+  }
+
+  /** Reports a file the page names that cannot be inlined. */
+  #refuse(report: Report, line: number, value: string, why: Problem): void {
+    this.#fail(
+      report,
+      line,
+      why.code === undefined
+        ? `'${value}' ${why.problem}`
+        : `cannot read '${value}' (${why.code})`,
+    );
   }
 
   /** A local URL as a path: relative to the page, `/` at the page's folder. */
@@ -468,12 +491,4 @@ function describe({ file, line, message }: BuildProblem): string {
 
 function codeOf(error: unknown): string {
   return (error as { code?: string }).code ?? String(error);
-}
-
-function clientUrl(client: string | URL | undefined): URL {
-  if (client === undefined) return DEFAULT_CLIENT;
-  if (client instanceof URL) return client;
-  return /^(?:file|https?):/i.test(client)
-    ? new URL(client)
-    : pathToFileURL(resolve(client));
 }

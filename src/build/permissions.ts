@@ -17,6 +17,9 @@ import {
 } from "../serving/permissions.ts";
 import { readDeclaration } from "../serving/permission_declaration.ts";
 import type { Edit } from "./inline.ts";
+import type { BuildProblem } from "./bundle.ts";
+
+export type { PodPermission } from "../serving/permissions.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
@@ -126,6 +129,21 @@ export function declarationEdit(
     text: `<meta name="${DECLARATION_NAME}" content="${
       permissions.join(" ")
     }">`,
+  };
+}
+
+/**
+ * Why `build --permissions` refuses a page that declares its own.
+ *
+ * @param file The page's name.
+ * @returns The problem.
+ */
+export function twice(file: string): BuildProblem {
+  return {
+    file,
+    line: 0,
+    message:
+      'the page has <meta name="pod-permissions"> already: give its permissions in one place',
   };
 }
 

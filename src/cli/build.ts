@@ -6,8 +6,10 @@
  */
 
 import { writeFile } from "node:fs/promises";
+import { dirname, resolve } from "node:path";
 import process from "node:process";
 import { onePositional, parse, readKey, stderr } from "./io.ts";
+import { displayPath, findPodFolder, isInside } from "./pod_folder.ts";
 import { UsageError } from "./usage_error.ts";
 import {
   BuildError,
@@ -48,7 +50,13 @@ export async function runBuild(args: string[]): Promise<number> {
       permissions: { type: "string" },
     }, true);
     const entry = onePositional(positionals, "build", "ENTRY.html");
-    if (values.key === undefined) {
+    const folder = dirname(resolve(entry));
+    // Without --key, the key (and name) the pod folder's deno.json names.
+    const settings = values.key === undefined
+      ? await findPodFolder(folder)
+      : undefined;
+    const key = values.key ?? settings?.key;
+    if (key === undefined) {
       if (values.name !== undefined || values["created-at"]) {
         throw new UsageError(
           "Cannot set the manifest's name or time: build signs only with --key FILE",
@@ -62,9 +70,11 @@ export async function runBuild(args: string[]): Promise<number> {
       );
     }
     const options: BuildPodOptions = {};
-    if (values.key !== undefined) options.seed = await readKey(values.key);
-    if (values.name !== undefined) options.name = values.name;
-    if (values["created-at"]) options.createdAt = true;
+    if (key !== undefined) options.seed = await readKey(key);
+    const name = values.name ?? settings?.name;
+    if (key !== undefined && name !== undefined) options.name = name;
+    // Every signing writes the time (--created-at is still accepted).
+    if (options.seed !== undefined) options.createdAt = true;
     const dropped: string[] = [];
     if (values.permissions !== undefined) {
       const { known, unknown } = parsePermissionList(values.permissions);
@@ -78,6 +88,11 @@ export async function runBuild(args: string[]): Promise<number> {
       }
     }
     const { html, warnings } = await buildPod(entry, options);
+    if (key !== undefined && await isInside(key, folder)) {
+      warnings.unshift(
+        `the key '${key}' is inside the pod's folder: move it out (build never inlines it, but a copy or a commit of the folder would publish it)`,
+      );
+    }
     for (const warning of [...dropped, ...warnings]) {
       stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
     }
@@ -92,7 +107,9 @@ export async function runBuild(args: string[]): Promise<number> {
       stderr(
         `pod-broker: built ${values.out} (${
           html.length.toLocaleString("en")
-        } bytes)${options.seed ? ", signed" : ""}\n`,
+        } bytes)${options.seed ? ", signed" : ""}${
+          settings?.key ? ` with ${displayPath(settings.key)}` : ""
+        }\n`,
       );
     }
     return 0;

@@ -1,9 +1,10 @@
 /**
  * The command line: `serve` (the default) runs the broker; `keygen`,
- * `sign`, `verify`, `publish` and `build` are the pod author's tools, `list`
- * and `delete` the operator's. Each takes `--help`. Bad input and setup
- * problems exit 2 with one line saying what to do; an unexpected error is a
- * bug and exits 1 with its stack.
+ * `sign`, `verify`, `publish`, `build`, `init` and `dev` are the pod
+ * author's tools, `list` and `delete` the operator's. Each takes `--help`.
+ * Bad input, setup problems and a Deno permission not granted exit 2 with one
+ * line saying what to do; an unexpected error is a bug and exits 1 with its
+ * stack.
  *
  * The tools are loaded when their command runs, so that starting the broker
  * loads only what serving needs.
@@ -17,6 +18,7 @@ import { type CreateSignalServer, serve } from "./serve.ts";
 import { UsageError } from "./usage_error.ts";
 import { asksForHelp, commandHelp, isCommand } from "./usage.ts";
 import { runtimeProblem } from "./runtime_check.ts";
+import { missingPermission, permissionLine } from "./permission.ts";
 import { oneLine } from "../_util/text.ts";
 
 export type { CreateSignalServer };
@@ -58,6 +60,10 @@ export async function runCli(
       case "build":
         // Serving never loads the bundler (esbuild, parse5).
         return await (await import("./build.ts")).runBuild(rest);
+      case "init":
+        return await (await import("./init.ts")).init(rest);
+      case "dev":
+        return await (await import("./dev.ts")).dev(rest, createSignalServer);
       case "serve":
         return await serve(rest, createSignalServer);
       default:
@@ -66,6 +72,12 @@ export async function runCli(
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`pod-broker: ${oneLine(error.message)} (see --help)\n`);
+      return 2;
+    }
+    // A permission the command line did not grant is the user's to add.
+    const denied = missingPermission(error);
+    if (denied !== undefined) {
+      stderr(`${permissionLine(oneLine(denied))}\n`);
       return 2;
     }
     // Anything else is ours to fix, not the user's input.

@@ -5,13 +5,20 @@
  * @module
  */
 
-import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import process from "node:process";
 import { MemoryRegistry } from "../registries/memory.ts";
 import { SqliteRegistry } from "../registries/sqlite.ts";
 import type { Registry } from "../registries/types.ts";
 import { UsageError } from "./usage_error.ts";
+import { missingPermission } from "./permission.ts";
 
 /** Where the registry of `--registry postgres` is, besides `--data-dir`. */
 export interface RegistryLocation {
@@ -22,7 +29,8 @@ export interface RegistryLocation {
   /**
    * Whether a broker may be running on it (operator commands): then SQLite
    * leaves files no record names alone, as they may be its uploads in
-   * flight.
+   * flight, and a directory without a broker's database is refused rather
+   * than made.
    * @default {false}
    */
   besideBroker?: boolean;
@@ -67,6 +75,9 @@ export async function openRegistry(
       `Cannot use --data-dir '${dataDir}': not a directory: pass a directory (it is made if missing)`,
     );
   }
+  // The operator's commands read a broker's data: a directory without its
+  // database is a typo, and making one there would hide it.
+  if (location.besideBroker === true) assertBrokerData(dataDir);
   const probe = join(dataDir, `.write-probe-${process.pid}`);
   try {
     mkdirSync(dataDir, { recursive: true });
@@ -104,6 +115,7 @@ async function openPostgres(
   try {
     return await PostgresRegistry.open({ url });
   } catch (error) {
+    if (missingPermission(error) !== undefined) throw error; // runCli says which
     // A malformed URL is not shown at all; the registry's other messages
     // name host, port and database, never the password.
     if (error instanceof TypeError) {
@@ -116,6 +128,23 @@ async function openPostgres(
       "",
     );
     throw new UsageError(`Cannot use ${source}: ${message}`);
+  }
+}
+
+/**
+ * Refuses a `--data-dir` that holds no broker's data (`pods.sqlite`, which a
+ * broker makes as it starts), so that nothing is created there.
+ */
+function assertBrokerData(dataDir: string): void {
+  if (!existsSync(dataDir)) {
+    throw new UsageError(
+      `Cannot use --data-dir '${dataDir}': no such directory: pass the data directory of the broker`,
+    );
+  }
+  if (!existsSync(join(dataDir, "pods.sqlite"))) {
+    throw new UsageError(
+      `Cannot use --data-dir '${dataDir}': no pods.sqlite in it: pass the data directory of the broker (it makes pods.sqlite as it starts)`,
+    );
   }
 }
 

@@ -28,6 +28,7 @@ import type { Bus } from "../signaling/bus/mod.ts";
 import { parse } from "./io.ts";
 import { suggestFlag } from "./suggest.ts";
 import { UsageError } from "./usage_error.ts";
+import { missingPermission } from "./permission.ts";
 
 /** Flag values as `parseArgs` returns them. */
 export type FlagValues = Record<
@@ -276,6 +277,7 @@ export async function openBus(
   try {
     return await createRedisBus({ url, logger: jsonLogger });
   } catch (error) {
+    if (missingPermission(error) !== undefined) throw error; // runCli says which
     throw new UsageError(
       `${(error as Error).message.replace("the Redis URL", "--redis-url")}`,
     );

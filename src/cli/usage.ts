@@ -24,6 +24,8 @@ export type Command =
   | "verify"
   | "publish"
   | "build"
+  | "init"
+  | "dev"
   | "list"
   | "delete";
 
@@ -33,18 +35,22 @@ export const COMMANDS: Readonly<Record<Command, CommandUsage>> = {
     synopsis: "pod-broker keygen [--out FILE]",
     summary: "make an Ed25519 key (PKCS#8 PEM)",
     details:
-      `Writes a fresh key to FILE (mode 0600, never over an existing file), or to
-standard output without --out; prints its public key on standard error.`,
+      `Writes a fresh key to FILE (mode 0600, never over an existing file) and
+prints its public key on standard output: pub=$(pod-broker keygen --out FILE).
+Without --out the key itself goes to standard output and its public key to
+standard error.`,
   },
   sign: {
     synopsis:
-      "pod-broker sign --key FILE [--name NAME] [--created-at] [--out FILE] POD.html",
+      "pod-broker sign --key FILE [--name NAME] [--new-owner] [--out FILE] POD.html",
     summary: "sign a page into a pod",
     details:
       `Signs POD.html with the key in FILE (from 'pod-broker keygen --out FILE'),
-to --out FILE or standard output. A page signed before keeps its name unless
---name is given; --created-at (or a time in the old manifest) stamps the time
-of signing. Warns about remote references (the pod's policy blocks them),
+to --out FILE or standard output. The manifest's createdAt is the time of
+signing, always (--created-at is accepted and changes nothing). A page signed
+before keeps its name unless --name is given. A page signed by another key is
+refused unless --new-owner is given: only the key that published a pod can
+update it. Warns about remote references (the pod's policy blocks them),
 about a page larger than a broker's default limit, and about unknown
 permissions in <meta name="pod-permissions"> (dropped: a broker ignores them).`,
   },
@@ -58,31 +64,70 @@ valid pod.`,
   },
   publish: {
     synopsis:
-      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--created-at] [--update ID] POD.html",
-    summary: "sign (with a fresh key if none) and upload",
-    details:
-      `Signs POD.html (a page signed before keeps its name unless --name is given;
-the time becomes the time of signing) and uploads it to the broker at URL;
-prints the pod's URL. With --update ID it replaces pod ID (PUT /ID) instead:
-with --key the file is re-signed with a fresh time, keeping its name (else
-the stored pod's); without --key it is sent as signed. Exit 1 when the
-broker refuses it.`,
+      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--new-owner] [--update ID] POD.html",
+    summary: "upload a pod, or replace one",
+    details: `Uploads POD.html to the broker at URL and prints the pod's URL.
+A file signed already is sent as it is. With --key FILE it is signed (again)
+with that key first, with the time of signing as createdAt and its name kept
+unless --name is given; a file signed by another key needs --new-owner to be
+re-signed. A page never signed, without --key, is signed with the key a
+pod folder's deno.json names ('pod-broker init'; the folder of POD.html or
+one above it), else with a fresh key that is then thrown away: the pod can
+never be updated.
+With --update ID it replaces pod ID (PUT /ID) and keeps its URL: --key is
+needed (else the folder's key), the key that published ID. The file is
+re-signed with the time of signing (its name kept, else the stored pod's),
+and the key signs the
+statement that binds the new version to pod ID and to the version stored
+now (from /ID/meta). Exit 1 when the broker refuses it; exit 2, before
+anything is uploaded, on bad usage.`,
   },
   build: {
     synopsis:
-      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--created-at] [--permissions LIST]",
+      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--permissions LIST]",
     summary: "bundle a page and what it loads into one file",
     details:
       `Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
 fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
 --out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
-'pod-broker keygen' writes) the output is a signed pod; --name and
---created-at set its manifest's name and time. --permissions camera,microphone
-writes <meta name="pod-permissions"> first in the head: the features the pod
-asks for on its own origin, of
+'pod-broker keygen' writes), or the key a pod folder's deno.json names
+('pod-broker init'), the output is a signed pod, its createdAt the time of
+the build; --name sets its name. --permissions camera,microphone writes
+<meta name="pod-permissions"> first in the head: the features the pod asks
+for on its own origin, of
 ${POD_PERMISSIONS.join(", ")}
-(unknown ones are dropped with a warning). Remote references are errors:
-download the file into the folder, or npm install the package.`,
+(unknown ones are dropped with a warning). Remote references are errors: download the
+file into the folder, or npm install the package. Nothing outside the page's
+folder is read (links resolved) but packages in node_modules, and a key file
+is never inlined.`,
+  },
+  init: {
+    synopsis: "pod-broker init [DIR] [--key FILE]",
+    summary: "make a pod folder ready for dev and build",
+    details:
+      `Writes index.html, app.ts, style.css and deno.json into DIR (the current
+folder by default; it must be empty or missing). deno.json maps
+pod-broker/client to the client build bundles, with its types, so 'deno
+check app.ts' works, and names the author key in its "pod" member, so build,
+dev and publish sign without --key. The key lives outside the folder: FILE
+with --key, else $XDG_CONFIG_HOME/pod-broker/keys/author.pem
+(~/.config/pod-broker/keys/author.pem), made on first use (mode 0600) and
+reused after. Exit 2 when DIR is not empty.`,
+  },
+  dev: {
+    synopsis:
+      "pod-broker dev [ENTRY.html | DIR] [--port N] [--hostname H] [--opaque]",
+    summary: "serve a pod folder live: rebuilt on save, open tabs reload",
+    details:
+      `Runs a local broker (memory registry) that builds ENTRY.html (DIR/index.html;
+the current folder by default), signs it with the folder's key (a throwaway
+one without) and serves it as a published pod, with the same headers: on its
+own origin, http://LABEL.localhost:PORT/, or with --opaque at /ID on the
+broker's host, as a broker without --pod-domain does. Every save rebuilds
+it and open tabs reload; a build error shows in the terminal and in the
+page. Two tabs of the printed URL (its #dev fragment names the room) are two
+peers of one room. --port defaults to 8787 (0: any free port); --hostname
+to 127.0.0.1. Stop it with Ctrl-C.`,
   },
   list: {
     synopsis:

@@ -49,8 +49,16 @@ export class Media {
     this.#emit = emit;
   }
 
-  /** Sends `track` (in `stream`, if any) to peer `to`, or to every peer. */
-  add(track: MediaStreamTrack, stream?: MediaStream, to?: string): void {
+  /**
+   * Sends `track` (in `stream`, if any) to peer `to`, or to every peer, and
+   * syncs `links` (the peers').
+   */
+  add(
+    links: Iterable<Link>,
+    track: MediaStreamTrack,
+    stream?: MediaStream,
+    to?: string,
+  ): void {
     const local = this.#local.get(track) ??
       { streams: [], to: new Set(), not: new Set() };
     if (stream) local.streams = [stream];
@@ -62,30 +70,40 @@ export class Media {
       local.not.delete(to);
     }
     this.#local.set(track, local);
+    for (const link of links) this.sync(link);
   }
 
-  /** Stops sending `track` to peer `to`, or to every peer. */
-  remove(track: MediaStreamTrack, to?: string): void {
+  /** Stops sending `track` to peer `to`, or to every peer; syncs `links`. */
+  remove(links: Iterable<Link>, track: MediaStreamTrack, to?: string): void {
     const local = this.#local.get(track);
     if (to === undefined || !local) this.#local.delete(track);
     else if (local.to) local.to.delete(to);
     else local.not.add(to);
+    for (const link of links) this.sync(link);
   }
 
   /**
-   * Watches a new link's connection: the streams of its remote tracks, and
-   * each negotiation's end.
+   * Watches a new link's connection (the streams of its remote tracks, and
+   * each negotiation's end, after which its tracks are updated) and syncs
+   * it: the tracks for every peer go in its first offer or answer.
    *
    * @param link The link.
-   * @param negotiated Called after each negotiation (its track events
-   * dispatched), to call {@linkcode Media.update}.
+   * @param isPeers Whether the link is now its peer's.
    */
-  watch(link: Link, negotiated: () => void): void {
+  watch(link: Link, isPeers: (link: Link) => boolean): void {
     const pc = link.pc;
     pc.ontrack = ({ track, streams }) => this.#streams.set(track, streams);
     pc.onsignalingstatechange = () =>
       // Track events follow this one: their streams are known after them.
-      pc.signalingState === "stable" && setTimeout(negotiated);
+      pc.signalingState === "stable" &&
+      setTimeout(() => this.update(link, isPeers(link)));
+    this.sync(link);
+  }
+
+  /** A link became its peer's: it sends and tells that peer's tracks. */
+  admit(link: Link): void {
+    this.sync(link);
+    this.update(link, true);
   }
 
   /** Makes the senders of `link` (a peer's) match what goes to that peer. */

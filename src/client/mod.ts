@@ -38,7 +38,11 @@
  *   writing pauses while the channel buffers 1 MiB and resumes on
  *   `bufferedamountlow`. A peer whose message grows past `maxMessageBytes`
  *   (16 MiB by default; 1 KiB for the client's own control messages) has
- *   its link closed, so what a peer can make the room hold is bounded.
+ *   its link closed, so what a peer can make the room hold is bounded; and
+ *   when the room's links together hold more than `maxReceiveBytes` of
+ *   messages still arriving (4 × `maxMessageBytes` by default), the link
+ *   holding the most is closed, so what all peers together can make the
+ *   tab hold is bounded too, whatever their number (`budget.ts`).
  * - Ids: each room makes one certificate (`generateCertificate`) and uses
  *   it on every link for the room's life. A peer's id (`room.peerId`, the
  *   one the application sees, in events and `peers`) is 16 letters and

@@ -11,7 +11,8 @@
  * message is UTF-8 text; bit 2: a control message of the client), then the
  * chunk. The channel is reliable and ordered, so chunks need no numbers.
  * A message that grows past the room's cap (a control message past 1 KiB)
- * closes the link.
+ * closes the link; so does holding the most when the room's links together
+ * hold more than its receive budget (`budget.ts`).
  *
  * @module
  */
@@ -34,6 +35,8 @@ const CHUNK = 65_536;
 const HIGH_WATER = 1 << 20;
 /** How long a link may stay unconnected (new, or failed and restarting). */
 const GIVE_UP_MS = 30_000;
+/** How often the route is read where the browser does not say it changed. */
+const ROUTE_POLL_MS = 3_000;
 /** The largest control message (the hello). */
 const CONTROL_MAX = 1024;
 
@@ -45,6 +48,11 @@ export interface LinkHost {
   config(): RTCConfiguration;
   /** The largest message accepted from the remote peer, in bytes. */
   max: number;
+  /**
+   * The link holds more of a message still arriving: the room checks its
+   * receive budget, which may close this link or another.
+   */
+  grew(): void;
   /** The data channel opened. */
   opened(link: Link): void;
   /** A whole message arrived. */
@@ -114,6 +122,9 @@ export class Link {
   #parts: Uint8Array[] = [];
   #size = 0;
   #timer?: ReturnType<typeof setTimeout>;
+  #routeTimer?: ReturnType<typeof setInterval>;
+  /** The remote signature once closed. */
+  #remote: string | undefined;
   #closed = false;
   #again = false;
   #id = "";
@@ -162,7 +173,13 @@ export class Link {
         clearTimeout(this.#timer);
         this.#route();
         const ice = pc.sctp?.transport.iceTransport;
-        if (ice) ice.onselectedcandidatepairchange = () => this.#route();
+        if (ice && "onselectedcandidatepairchange" in ice) {
+          ice.onselectedcandidatepairchange = () => this.#route();
+        } else {
+          // Firefox has no such event: read the route again now and then.
+          clearInterval(this.#routeTimer);
+          this.#routeTimer = setInterval(() => this.#route(), ROUTE_POLL_MS);
+        }
       } else if (state === "failed") {
         // Both ends may restart at once: perfect negotiation sorts it out.
         pc.restartIce();
@@ -178,7 +195,10 @@ export class Link {
    * has the first one's.
    */
   get remote(): string | undefined {
-    return signature(this.pc.remoteDescription?.sdp);
+    // Firefox throws on a closed connection's descriptions.
+    return this.#closed
+      ? this.#remote
+      : signature(this.pc.remoteDescription?.sdp);
   }
 
   /**
@@ -189,6 +209,11 @@ export class Link {
   get id(): string {
     const remote = this.remote;
     return this.#id ||= remote ? idOf(remote) : "";
+  }
+
+  /** The bytes held of messages still arriving (see `budget.ts`). */
+  get held(): number {
+    return this.#size + this.#earlySize;
   }
 
   /** Whether the data channel is open. */
@@ -231,8 +256,11 @@ export class Link {
   /** Closes the connection; the host hears of it once. */
   close(): void {
     if (this.#closed) return;
+    this.#remote = this.remote;
+    void this.id; // known from here on
     this.#closed = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#routeTimer);
     this.#out = [];
     this.#parts = this.#early = [];
     this.dc.close();
@@ -285,6 +313,7 @@ export class Link {
     this.#ready = true;
     this.#host.opened(this);
     this.#pump();
+    this.#earlySize = 0;
     for (const data of this.#early.splice(0)) this.#receive(data);
   }
 
@@ -307,8 +336,10 @@ export class Link {
   }
 
   async #route(): Promise<void> {
-    // Rejects once the connection is closed: then there is no route.
-    const stats = await this.pc.getStats().catch(() => new Map());
+    // Rejects (in Firefox, throws) once the connection is closed: then
+    // there is no route.
+    const stats = await Promise.resolve().then(() => this.pc.getStats())
+      .catch(() => new Map());
     let route: Route = null;
     stats.forEach((report) => {
       const pair = report.type === "transport" &&
@@ -348,6 +379,7 @@ export class Link {
     if (!this.#ready) {
       this.#early.push(data);
       if ((this.#earlySize += data.byteLength) > this.#host.max) this.close();
+      else this.#host.grew();
       return;
     }
     const chunk = new Uint8Array(data);
@@ -356,7 +388,8 @@ export class Link {
       return this.close();
     }
     this.#parts.push(chunk.subarray(1));
-    if (!(chunk[0]! & LAST)) return;
+    this.#host.grew();
+    if (this.#closed || !(chunk[0]! & LAST)) return;
     const whole = new Uint8Array(this.#size);
     let at = 0;
     for (const part of this.#parts) {

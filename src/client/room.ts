@@ -8,6 +8,7 @@
 import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
 import { Media } from "./media.ts";
+import { spend } from "./budget.ts";
 import { defaultSession, defaultUrl, SESSION } from "./session.ts";
 import {
   type ConnectionInfo,
@@ -39,6 +40,14 @@ export interface JoinOptions {
    * @default {16 MiB}
    */
   maxMessageBytes?: number;
+  /**
+   * The room's receive budget: the most its links may hold together of
+   * messages still arriving, in bytes. Past it, the peer holding the most
+   * has its link closed (`peerleave`), so what peers can make the tab hold
+   * does not grow with their number.
+   * @default {4 × maxMessageBytes: 64 MiB}
+   */
+  maxReceiveBytes?: number;
 }
 
 /** Options of {@linkcode Room.send}, `addTrack` and `removeTrack`. */
@@ -64,6 +73,7 @@ export class Room extends EventTarget {
   #session: string;
   #rtc: RTCConfiguration;
   #max: number;
+  #budget: number;
   #cert?: RTCCertificate;
   #signaling?: Signaling;
   #ice: RTCIceServer[] = [];
@@ -86,7 +96,11 @@ export class Room extends EventTarget {
    * @param options Session, signaling URL, connection settings.
    * @param done Called once: on the first join, or with the reason it failed.
    * @throws {TypeError} When `options.session` is not a valid session, or
-   * `options.maxMessageBytes` not a positive number.
+   * `options.maxMessageBytes` or `options.maxReceiveBytes` not a positive
+   * number.
+   * @throws {Error} Without `options.url` in a page opened from a file
+   * (`file:`), which has no broker; the message, also shown at the top of
+   * the page, says to run `pod-broker dev`.
    */
   constructor(
     options: JoinOptions = {},
@@ -101,6 +115,11 @@ export class Room extends EventTarget {
     if (!(max > 0)) {
       throw new TypeError(`Cannot join: invalid maxMessageBytes ${max}`);
     }
+    const budget = this.#budget = options.maxReceiveBytes ?? 4 * max;
+    if (!(budget > 0)) {
+      throw new TypeError(`Cannot join: invalid maxReceiveBytes ${budget}`);
+    }
+    const url = options.url ?? defaultUrl();
     this.#session = session;
     this.#rtc = options.rtc ?? {};
     this.#done = done;
@@ -115,7 +134,7 @@ export class Room extends EventTarget {
       );
       if (this.#left) return;
       this.#signaling = new Signaling(
-        options.url ?? defaultUrl(),
+        url,
         session,
         (frame) => this.#frame(frame),
         (code) => {
@@ -213,12 +232,10 @@ export class Room extends EventTarget {
   }
 
   /**
-   * Sends a camera, microphone or screen track to every peer (also those
-   * who join later), or to one; each gets a `track` event.
+   * Sends a camera, microphone or screen `track` (in `stream`, which peers
+   * get as `streams`) to every peer, those who join later too, or to peer
+   * `options.to`; each gets a `track` event.
    *
-   * @param track The track.
-   * @param stream The stream it belongs to (peers get it as `streams`).
-   * @param options `to`: one peer's id.
    * @throws {Error} When the room was left.
    */
   addTrack(
@@ -227,23 +244,12 @@ export class Room extends EventTarget {
     options: SendOptions = {},
   ): void {
     if (this.#left) throw new Error("Cannot add a track: the room was left");
-    this.#media.add(track, stream, options.to);
-    this.#sync();
+    this.#media.add(this.#peers.values(), track, stream, options.to);
   }
 
-  /**
-   * Stops sending a track to every peer, or to one; each gets `trackend`.
-   *
-   * @param track The track.
-   * @param options `to`: one peer's id.
-   */
+  /** Stops sending `track` to every peer, or to `options.to` (`trackend`). */
   removeTrack(track: MediaStreamTrack, options: SendOptions = {}): void {
-    this.#media.remove(track, options.to);
-    this.#sync();
-  }
-
-  #sync(): void {
-    for (const link of this.#peers.values()) this.#media.sync(link);
+    this.#media.remove(this.#peers.values(), track, options.to);
   }
 
   /** Leaves the session: closes the signaling socket and every connection. */
@@ -348,6 +354,7 @@ export class Room extends EventTarget {
             iceServers: [...this.#rtc.iceServers ?? [], ...this.#ice],
           }),
           max: this.#max,
+          grew: () => spend(this.#all, this.#budget),
           opened: (link) => {
             link.send(
               CONTROL | LAST,
@@ -376,13 +383,7 @@ export class Room extends EventTarget {
       );
       this.#all.add(link);
       this.#links.set(sid, link);
-      const made = link;
-      this.#media.watch(
-        made,
-        () => this.#media.update(made, this.#peers.get(made.id) === made),
-      );
-      // The tracks for every peer go in the first offer or answer.
-      this.#media.sync(made);
+      this.#media.watch(link, (l) => this.#peers.get(l.id) === l);
     }
     return link;
   }
@@ -402,8 +403,7 @@ export class Room extends EventTarget {
     this.#peers.set(link.id, link);
     this.#emit("peerjoin", link.id);
     this.#emit("connectionchange", link.id);
-    this.#media.sync(link);
-    this.#media.update(link, true);
+    this.#media.admit(link);
   }
 
   // The hello repeats the id DTLS proved and gives the sender's signaling

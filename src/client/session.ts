@@ -25,8 +25,21 @@ export function defaultSession(): string {
   return location.hash = freshSession();
 }
 
-/** `/signal` on the page's own host, `wss:` under `https:`. */
+/**
+ * `/signal` on the page's own host, `wss:` under `https:`.
+ *
+ * @throws {Error} In a page opened from a file (`file:`), which has no
+ * broker: the message, also written at the top of the page (an author who
+ * opened the built file sees why nothing happens), says to run
+ * `pod-broker dev`.
+ */
 export function defaultUrl(): string {
+  if (location.protocol === "file:") {
+    const why =
+      "Cannot join from a file: run `pod-broker dev` in the pod's folder (or publish it) and open the URL it prints.";
+    document.body?.prepend(why);
+    throw new Error(why);
+  }
   // A sandboxed pod's origin is opaque ("null"), but its href is real.
   const url = new URL("/signal", location.href);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";

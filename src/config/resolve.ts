@@ -9,10 +9,11 @@
 import { createIceServerSource, type IceServer } from "../signaling/ice.ts";
 import { OptionError } from "./errors.ts";
 import { scriptPolicyConflict } from "../serving/pod_headers.ts";
+import { podDomainListingConflict } from "../serving/pod_origin.ts";
 import { KINDS } from "./kinds.ts";
 import type { OptionRowsOf, ResolvedFrom } from "./derive.ts";
 import { isOption, type OptionSpec, TABLE, type TableRow } from "./table.ts";
-import type { SignalServerOptions } from "./types.ts";
+import type { SignalingOptions, SignalServerOptions } from "./types.ts";
 
 /** Server options with every default applied. */
 export type ResolvedOptions =
@@ -84,7 +85,8 @@ export function resolveWith<const Table extends readonly TableRow[]>(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MemoryRegistry, resolveOptions } from "../core.ts";
+ * import { MemoryRegistry } from "../core.ts";
+ * import { resolveOptions } from "./resolve.ts";
  *
  * const resolved = resolveOptions({ registry: new MemoryRegistry() });
  * assert.equal(resolved.port, 8080);
@@ -96,6 +98,11 @@ export function resolveOptions(options: SignalServerOptions): ResolvedOptions {
   // Options that are valid alone but not together.
   const scripts = scriptPolicyConflict(resolved.podHeaderOptions);
   if (scripts !== null) throw new OptionError("podHeaderOptions.csp", scripts);
+  const listing = podDomainListingConflict(
+    resolved.podDomain,
+    resolved.podDomainPsl,
+  );
+  if (listing !== null) throw new OptionError("podDomainPsl", listing);
   return {
     ...resolved,
     iceServersFor: createIceServerSource(resolved.iceServers, resolved.turn),
@@ -122,7 +129,7 @@ export const DEFAULT_MAX_BLOB_BYTES: number = Number(defaultOf("maxBlobBytes"));
 
 /** Defaults of the signaling limits, from the options table. */
 export const DEFAULT_SIGNALING: Readonly<
-  Omit<ResolvedSignalingOptions, "allowedOrigins">
+  Required<Omit<SignalingOptions, "allowedOrigins">>
 > = Object.freeze(
   Object.fromEntries(
     TABLE.flatMap((row: TableRow) =>

@@ -3,7 +3,7 @@
  * flag that only the CLI has. Everything else is derived from it: the
  * checks and defaults of `resolveOptions` and the type `ResolvedOptions`
  * (`resolve.ts`), the CLI's flags, `--help` and conversions
- * (`cli/serve_flags.ts`), and the README's options table (`deno task docs`).
+ * (`cli/serve_flags.ts`), and the options table of docs/operators/options.md (`deno task docs`).
  * Adding an option is one row here plus its use.
  *
  * @module
@@ -15,54 +15,16 @@ import {
   SCRIPT_POLICIES,
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
-import type { KindRow, OptionKind } from "./kinds.ts";
+import {
+  POD_DOMAIN_LISTINGS,
+  type PodDomainListing,
+} from "../serving/pod_origin.ts";
 import { POD_PERMISSIONS, type PodPermission } from "../serving/permissions.ts";
+import type { CliFlagSpec, OptionSpec, TableRow } from "./row.ts";
 
 export type { OptionKind } from "./kinds.ts";
-
-/** One row of {@linkcode OPTIONS}: an option of `createSignalServer`. */
-export interface OptionSpec extends KindRow {
-  /** Key path in the options object, such as `signaling.maxFrameBytes`. */
-  readonly key: string;
-  /** The CLI flag without dashes, or null when there is none. */
-  readonly flag: string | null;
-  /** Placeholder of the flag's value in `--help` (a choice lists its values). */
-  readonly arg?: string;
-  /** Whether the flag may be repeated (its values are collected). */
-  readonly repeatable?: boolean;
-  /** Environment variable read when the flag is not given. */
-  readonly env?: string;
-  /** How the value is checked, and how the flag's text is read. */
-  readonly kind: OptionKind;
-  /** The default, or undefined when the option has none. */
-  readonly default?: unknown;
-  /** How the default reads in docs, when it is not the value itself. */
-  readonly defaultText?: string;
-  /**
-   * Whether the option must be given. In a group (`turn`), it must be given
-   * with the group, and the group as a whole is then optional (null).
-   */
-  readonly required?: boolean;
-  /** The reason given when a required option is missing. */
-  readonly missing?: string;
-  /** Resolved to null when not given (else left out). */
-  readonly orNull?: true;
-  /** In a group (`metrics`): the group is null unless this option is given. */
-  readonly switch?: true;
-  /** One line of help. */
-  readonly help: string;
-}
-
-/** A row for a flag that only the CLI has (it chooses the registry or bus). */
-export interface CliFlagSpec extends Omit<OptionSpec, "key" | "flag"> {
-  /** No option key: the CLI reads the value itself. */
-  readonly key: null;
-  /** The flag without dashes. */
-  readonly flag: string;
-}
-
-/** A row of {@linkcode TABLE}. */
-export type TableRow = OptionSpec | CliFlagSpec;
+export { argOf, defaultLabel } from "./row.ts";
+export type { CliFlagSpec, OptionSpec, TableRow } from "./row.ts";
 
 /**
  * Every option and CLI-only flag, once. Options under a group
@@ -145,7 +107,17 @@ export const TABLE = [
     orNull: true,
     defaultText: "off: pods share the broker's host",
     help:
-      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (README: An origin per pod); localhost for development",
+      "serve each pod at its own origin, LABEL.DOMAIN, so pods get storage (docs/operators/pod-domain.md); localhost for development",
+  },
+  {
+    key: "podDomainPsl",
+    flag: "pod-domain-psl",
+    kind: "choice",
+    choices: POD_DOMAIN_LISTINGS as readonly PodDomainListing[],
+    orNull: true,
+    defaultText: "none: required with a pod domain reachable in public",
+    help:
+      "whether the pod domain is on the Public Suffix List: listed, or unlisted to serve pods before it is (any pod can then set cookies for every pod, and block them for a visitor); not needed for localhost and .test, .example, .invalid names",
   },
   {
     key: "podPermissions",
@@ -184,7 +156,18 @@ export const TABLE = [
     kind: "integer",
     default: 15_000,
     min: 1,
-    help: "an upload that sends no byte for this long gets 408 upload_timeout",
+    help:
+      "an upload that sends no byte for this long, or under 1 KiB a second over this long, or is not whole after 40 times this, gets 408 upload_timeout",
+  },
+  {
+    key: "maxUploadsPerAddress",
+    flag: "max-uploads-per-address",
+    arg: "N",
+    kind: "integer",
+    default: 0,
+    min: 0,
+    help:
+      "uploads and updates in flight from one client address (with --trust-proxy, the last X-Forwarded-For hop); past it 503 busy; 0 turns the cap off",
   },
   {
     key: "podCacheBytes",
@@ -207,11 +190,21 @@ export const TABLE = [
       "a connection that has not sent a whole request head in this long gets 408 and is closed (Node build; Deno.serve has no such timeout)",
   },
   {
+    key: "sendTimeoutMs",
+    flag: "send-timeout-ms",
+    arg: "N",
+    kind: "integer",
+    default: 60_000,
+    min: 1,
+    help:
+      "a client that reads nothing of a response for this long is dropped (node:http; on Deno.serve a pod over 1 MiB is cut off)",
+  },
+  {
     key: "podHeaderOptions.csp",
     flag: "csp",
     arg: "STR",
     kind: "string",
-    defaultText: "see [pod headers](#get-id-and-head-id)",
+    defaultText: "the strict pod policy of docs/reference/http.md",
     help:
       "replaces the pods' content policy (the sandbox policy is always sent)",
   },
@@ -466,31 +459,3 @@ export const OPTIONS: readonly OptionSpec[] = ROWS.filter(isOption);
 export const CLI_ONLY_FLAGS: readonly CliFlagSpec[] = ROWS.filter((
   row,
 ): row is CliFlagSpec => row.key === null);
-
-/**
- * The placeholder of a row's flag value in `--help` and the README: its
- * `arg`, or its choices; none for a switch.
- */
-export function argOf(row: TableRow): string | undefined {
-  return row.arg ?? row.choices?.join("|");
-}
-
-/**
- * How a row's default reads, written once for `--help` and the README: the
- * `defaultText`, or the value (with MiB or KiB for a byte count).
- *
- * @returns The text, or undefined when there is no default to show.
- */
-export function defaultLabel(row: TableRow): string | undefined {
-  if (row.defaultText !== undefined) return row.defaultText;
-  const value = row.default;
-  if (value === undefined) return undefined;
-  if (typeof value === "number" && /bytes/i.test(row.flag ?? row.key ?? "")) {
-    for (const [unit, size] of [["MiB", 1 << 20], ["KiB", 1 << 10]] as const) {
-      if (value >= size && value % size === 0) {
-        return `${value} = ${value / size} ${unit}`;
-      }
-    }
-  }
-  return String(value);
-}

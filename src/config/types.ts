@@ -62,6 +62,14 @@ export interface SignalServerOptions {
    */
   podDomain?: string;
   /**
+   * Whether `podDomain` is on the Public Suffix List: `"listed"`, or
+   * `"unlisted"` to serve pods before it is (any pod can then set cookies
+   * for every pod, and with them make every pod host refuse a visitor).
+   * Required with a `podDomain`, except `localhost` and names under
+   * `.localhost`, `.test`, `.example` and `.invalid`.
+   */
+  podDomainPsl?: "listed" | "unlisted";
+  /**
    * The most a pod on its own origin (`podDomain`) may be granted of the
    * features it declares in `<meta name="pod-permissions">`; `[]` grants
    * nothing. The broker's host never grants any.
@@ -76,14 +84,31 @@ export interface SignalServerOptions {
    * past the budget a new upload gets 503 `busy`. @default {268435456}
    */
   maxUploadBytesInFlight?: number;
-  /** An upload that sends no byte for this long gets 408. @default {15000} */
+  /**
+   * An upload that sends no byte for this long, or less than 1 KiB a
+   * second over any window this long, or is not whole after 40 times this
+   * long, gets 408. @default {15000}
+   */
   uploadTimeoutMs?: number;
+  /**
+   * Uploads and updates in flight from one client address (the peer's, or
+   * with `trustProxy` the last `X-Forwarded-For` hop); past it 503 `busy`.
+   * 0 turns the cap off. @default {0}
+   */
+  maxUploadsPerAddress?: number;
   /**
    * A connection that has not sent a whole request head in this long gets
    * 408 and is closed. Node build only: `Deno.serve` offers no header
    * timeout. @default {20000}
    */
   headersTimeoutMs?: number;
+  /**
+   * A client that reads nothing of a response for this long is dropped, its
+   * connection closed (nginx's `send_timeout`), on `node:http`. `Deno.serve`
+   * has no send timeout: there a pod over 1 MiB is cut off instead (sent in
+   * slices, so a stalled client holds one, not the pod). @default {60000}
+   */
+  sendTimeoutMs?: number;
   /**
    * Bytes of small pods (up to 1 MiB each) kept as ready responses, least
    * recently used dropped first; 0 turns the cache off. @default {67108864}

@@ -11,6 +11,7 @@ import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
 import { isUnavailable } from "../registries/types.ts";
+import { createFrontPage } from "./routes/front.ts";
 import { handleHealth } from "./routes/health.ts";
 import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
 import { handleUpload, type UploadContext } from "./routes/upload.ts";
@@ -32,7 +33,6 @@ import {
 import { SignalingHub } from "../signaling/hub.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
-import { PodPermissionCache } from "../serving/permission_cache.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
 import { clientAddress, createAccessLog } from "../operator/access_log.ts";
 
@@ -50,6 +50,13 @@ export interface Broker {
     request: Request,
     peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission>;
+  /**
+   * Whether `path` (a request target's path) is a WebSocket route's, on the
+   * broker's host or a pod host: the only requests an adapter may take onto
+   * an upgrade path before the broker answers them. Read from the route
+   * tables' `upgrade` mark.
+   */
+  isUpgradePath(path: string): boolean;
   /**
    * Answers a request with a response; an admitted upgrade, which only an
    * adapter can perform, gets 426.
@@ -89,31 +96,39 @@ const CORS_HEADERS = {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
-  // What pods are granted on their own origins, read once per version.
-  const permissions = options.podDomain === null
-    ? undefined
-    : new PodPermissionCache({ allowed: options.podPermissions });
+  // Every hit the registry is told of, on the broker host or a pod host.
+  const onHit = () => metrics?.podHit();
   const podHosts = options.podDomain === null
     ? null
-    : new PodHosts(options.podDomain, { ...options, permissions });
+    : new PodHosts(options.podDomain, { ...options, onHit });
   const podUrl = podHosts?.urlOf.bind(podHosts);
+  if (podHosts && options.podDomainPsl === "unlisted") {
+    options.logger(
+      "warn",
+      "The pod domain is not on the Public Suffix List yet: any pod can set cookies for every pod, and with them make every pod host refuse a visitor",
+      { podDomain: options.podDomain },
+    );
+  }
 
-  const health = () => handleHealth(hub.stats, startedAt);
-  // The broker's pod caches (headers, ready responses, script hashes); its
-  // pod responses never grant a feature.
-  const pods = createPodContext({ ...options, podUrl, permissions });
+  const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
+  const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
+  // The broker's pod caches (headers, ready responses, script hashes).
+  const { permissions } = podHosts ?? {};
+  const pods = createPodContext({ ...options, podUrl, onHit, permissions });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
 
-  const update = ({ request, baseUrl, id }: RouteRequest) =>
+  const update = (input: RouteRequest) =>
     counted(
-      handleUpdate(request, id, uploadContext(baseUrl)),
+      handleUpdate(input.request, input.id, uploadContext(input)),
       () => metrics?.updateAccepted(),
       (code) => metrics?.updateRefused(code),
     );
 
-  function uploadContext(baseUrl: string): UploadContext {
+  function uploadContext(
+    { request, baseUrl, peerAddress }: RouteRequest,
+  ): UploadContext {
     return {
       registry: options.registry,
       maxBlobBytes: options.maxBlobBytes,
@@ -122,6 +137,13 @@ export function createBroker(options: ResolvedOptions): Broker {
       baseUrl,
       denyList: options.denyList,
       podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
+      address: options.maxUploadsPerAddress > 0
+        ? clientAddress(
+          peerAddress,
+          request.headers.get("X-Forwarded-For"),
+          options.trustProxy,
+        )
+        : undefined,
     };
   }
 
@@ -144,21 +166,23 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   /** The route table: matching, 405s, preflights and metrics labels. */
+  const front = createFrontPage(options);
   const routes: Route[] = [
+    { pattern: "/", cors: false, methods: { GET: front, HEAD: front } },
     {
       pattern: "/pods",
       cors: true,
       methods: {
-        POST: ({ request, baseUrl }) =>
+        POST: (input) =>
           counted(
-            handleUpload(request, uploadContext(baseUrl)),
+            handleUpload(input.request, uploadContext(input)),
             () => metrics?.uploadAccepted(),
             (code) => metrics?.uploadRefused(code),
           ),
       },
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
-    { pattern: "/signal", cors: false, methods: { GET: admit } },
+    { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
     {
       pattern: "/:id",
@@ -172,7 +196,9 @@ export function createBroker(options: ResolvedOptions): Broker {
   const matchRoute = createRouteMatcher(routes);
   const podRoutes = podHosts?.routes(admit) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
-  const ownBase = { ...options, baseUrl: null };
+  const matchUpgrade = createRouteMatcher(
+    [...routes, ...podRoutes].filter((route) => route.upgrade === true),
+  );
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -191,7 +217,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     bus: options.bus,
     observer: metrics ?? undefined,
   });
-  const budget = new UploadBudget(options.maxUploadBytesInFlight);
+  const budget = new UploadBudget(
+    options.maxUploadBytesInFlight,
+    options.maxUploadsPerAddress,
+  );
   const startedAt = Date.now();
   let closing = false;
 
@@ -245,11 +274,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       path = target.path;
       baseUrl = baseUrlOf(request, target.origin, options);
       // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(
-        options.baseUrl === null
-          ? baseUrl
-          : baseUrlOf(request, target.origin, ownBase),
-      ) ?? null;
+      podId = podHosts?.idOf(target.origin) ?? null;
     } catch (error) {
       return observe(
         request,
@@ -275,8 +300,14 @@ export function createBroker(options: ResolvedOptions): Broker {
     }
     const { route } = match;
     const id = podId ?? match.id;
-    const input: RouteRequest = { request, baseUrl, id };
+    const input: RouteRequest = { request, baseUrl, id, peerAddress };
     const finish = (answer: Response | Admission) => {
+      if (!(answer instanceof Response) && route.upgrade !== true) {
+        answer = toProblem(
+          new Error(`An admission from '${route.pattern}'`),
+          options.logger,
+        );
+      }
       if (answer instanceof Response) {
         if (route.cors) {
           for (const [name, value] of Object.entries(CORS_HEADERS)) {
@@ -346,11 +377,6 @@ export function createBroker(options: ResolvedOptions): Broker {
         bytesIn: Number(request.headers.get("Content-Length")) || 0,
         bytesOut: bytes ?? 0,
       });
-      if (
-        route === "/:id" && request.method === "GET" && status === 200
-      ) {
-        metrics.podHit();
-      }
     }
     accessLog?.({
       time: performance.timeOrigin + started,
@@ -406,7 +432,17 @@ export function createBroker(options: ResolvedOptions): Broker {
     return match === null ? notFound(path) : notAllowed(match.route);
   }
 
-  return { handle, fetch, refuseMethod, hub, metrics, shutdown };
+  const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
+
+  return {
+    handle,
+    fetch,
+    isUpgradePath,
+    refuseMethod,
+    hub,
+    metrics,
+    shutdown,
+  };
 }
 
 /** 426 with `Upgrade: websocket`: the one way `/signal` says it needs one. */

@@ -13,6 +13,7 @@ import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
 
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";
+import { verifyUpdate } from "../pod/update.ts";
 import { type VerifiedPod, verifyPod } from "../pod/verify.ts";
 import { BrokerError } from "./problem.ts";
 import type { PodRecord, Registry } from "../registries/types.ts";
@@ -38,7 +39,8 @@ const ID_ATTEMPTS = 8;
  * @param blob The pod's bytes.
  * @param options Limit, clock and id generator.
  * @returns The stored record.
- * @throws {BrokerError} `blob_too_large`, a verification code, or
+ * @throws {BrokerError} `blob_too_large`, a verification code,
+ * `created_at_future` (a `createdAt` more than a day ahead of `now`), or
  * `storage_failed` when the registry could not store it.
  *
  * @example Store a signed pod
@@ -96,29 +98,60 @@ export async function storePod(
   }
 }
 
+/** What an update adds to {@linkcode StorePodOptions}. */
+export interface ReplacePodOptions extends StorePodOptions {
+  /**
+   * The `Pod-Update-Signature`: the owner's signature of the update
+   * statement (`signUpdate`), base64url.
+   */
+  signature: string;
+  /**
+   * The `sha256` of the version the update names as the one it replaces
+   * (`Pod-Update-Replaces`). @default {the stored version's}
+   */
+  replaces?: string;
+  /**
+   * The stored record, when read already (before the body arrived): the
+   * version an update must replace. @default {the record read now}
+   */
+  current?: PodRecord;
+}
+
 /**
  * Replaces the pod stored at `id` with `blob` (`PUT /:id`): verified and
- * admitted as an upload is, then stored by `updatePod` (compare and swap)
- * when its key is the stored owner's and its `createdAt` is strictly later
- * than the stored version's (none stored counts as earliest).
+ * admitted as an upload is; then the owner's signature of the update
+ * statement (this id, the version replaced, the new content) must verify
+ * under the stored owner key, the version it names must be the stored one,
+ * the new key must be the owner's, and its `createdAt` strictly later than
+ * the stored version's (none stored counts as earliest); then it is stored
+ * by `updatePod`, a compare and swap on the version named.
  *
  * @param registry Where the pod is; it must have `updatePod`.
  * @param id The pod's id.
  * @param blob The new version's bytes.
- * @param options Limit, clock, digest and admission, as for an upload.
+ * @param options The signature; limit, clock, digest and admission, as for
+ * an upload.
  * @returns The stored record (`version` one more; `hits` as read).
  * @throws {BrokerError} Every upload refusal; `pod_not_found`,
- * `pod_deleted`, `owner_mismatch`, or `stale_update` (also when a
- * concurrent update won).
+ * `pod_deleted`, `update_unauthorized`, `owner_mismatch`, or
+ * `stale_update` (also when the named version is no longer stored).
  */
 export async function replacePod(
   registry: Registry,
   id: string,
   blob: Uint8Array,
-  options: StorePodOptions = {},
+  options: ReplacePodOptions,
 ): Promise<PodRecord> {
   const { verified, sha256 } = await verifyUpload(blob, options);
-  const current = await currentRecord(registry, id);
+  const current = options.current ?? await currentRecord(registry, id);
+  const replaces = options.replaces ?? current.sha256;
+  await authorizeUpdate(current, replaces, verified, options.signature);
+  if (replaces !== current.sha256) {
+    throw staleUpdate(
+      id,
+      `it replaces version ${replaces}, but the stored version is ${current.sha256}`,
+    );
+  }
   if (verified.ownerPubkey !== current.ownerPubkey) {
     throw new BrokerError(
       "owner_mismatch",
@@ -147,11 +180,39 @@ export async function replacePod(
     throw storageFailed(cause);
   }
   if (!swapped) {
-    // Deleted meanwhile (404/410), or another update won.
+    // Deleted meanwhile (404/410), or the named version was replaced.
     await currentRecord(registry, id);
-    throw staleUpdate(id, "another update of it was stored first");
+    throw staleUpdate(
+      id,
+      `the version it replaces (${current.sha256}) is no longer the stored one`,
+    );
   }
   return record;
+}
+
+/**
+ * Checks the update statement's signature: by the stored owner key, over
+ * this id, the version it names and the new content.
+ *
+ * @throws {BrokerError} `update_unauthorized`.
+ */
+async function authorizeUpdate(
+  current: PodRecord,
+  replaces: string,
+  verified: VerifiedPod,
+  signature: string,
+): Promise<void> {
+  const statement = {
+    id: current.id,
+    replaces,
+    contentSha256: verified.contentSha256,
+  };
+  if (!await verifyUpdate(statement, signature, current.ownerPubkey)) {
+    throw new BrokerError(
+      "update_unauthorized",
+      `Cannot update pod '${current.id}': its Pod-Update-Signature does not verify under the owner's key for version ${replaces} and this content; sign the update statement with the key that published the pod`,
+    );
+  }
 }
 
 /**
@@ -194,11 +255,31 @@ async function verifyUpload(
     if (!(error instanceof PodError)) throw error;
     throw new BrokerError(error.code, error.message, { cause: error });
   });
+  refuseFutureCreatedAt(verified, options.now?.() ?? new Date());
   options.admit?.(verified);
   return {
     verified,
     sha256: encodeBase64Url(options.sha256 ?? sha256(blob)),
   };
+}
+
+/**
+ * How far a manifest's `createdAt` may be ahead of the broker's clock: a
+ * day of clock skew. A later time could block every honest update until
+ * that time (an update's `createdAt` must be later than the stored one's).
+ */
+export const MAX_CREATED_AT_AHEAD_MS: number = 24 * 60 * 60 * 1000;
+
+/** @throws {BrokerError} `created_at_future` past the allowed skew. */
+function refuseFutureCreatedAt(verified: VerifiedPod, now: Date): void {
+  const createdAt = verified.manifest.createdAt;
+  if (createdAt === undefined) return;
+  if (Date.parse(createdAt) > now.getTime() + MAX_CREATED_AT_AHEAD_MS) {
+    throw new BrokerError(
+      "created_at_future",
+      `Cannot accept the pod: its createdAt (${createdAt}) is more than 24 hours ahead of the broker's clock (${now.toISOString()}); sign it again with the right time`,
+    );
+  }
 }
 
 /** The record fields that describe one version of a pod. */

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { PodPermissionCache } from "../serving/permission_cache.ts";
+import type { PodPermission } from "../serving/permissions.ts";
 import { isPodId } from "../_util/id.ts";
 import { podIdOfLabel, podLabel } from "../_util/pod_label.ts";
 import {
@@ -31,28 +33,52 @@ export class PodHosts {
   // add allow-same-origin), as long-lived as the broker's: the pod routes
   // key their caches by base URL, here the pod's origin.
   readonly #context: PodContext;
+  /**
+   * What each pod version is granted on its own origin (declared and
+   * allowed), read once per version: the pod hosts' Permissions-Policy and
+   * the broker's `/meta`.
+   */
+  readonly permissions: PodPermissionCache;
 
   /**
    * Serves pods at `LABEL.domain`.
    *
    * @param domain The pod domain (checked by the option).
    * @param options What the broker's pod routes get (`podHeaderOptions`
-   * become the pod hosts' own).
+   * become the pod hosts' own), and `podPermissions`, what a pod may be
+   * granted.
    */
-  constructor(domain: string, options: PodContextOptions) {
+  constructor(
+    domain: string,
+    options: PodContextOptions & {
+      podPermissions: readonly PodPermission[];
+    },
+  ) {
     this.#suffix = `.${domain}`;
+    this.permissions = new PodPermissionCache({
+      allowed: options.podPermissions,
+    });
     this.#context = createPodContext({
       ...options,
       podHeaderOptions: podOriginHeaderOptions(options.podHeaderOptions),
+      permissions: this.permissions,
       grantsInHeaders: true,
     });
   }
 
   /**
-   * Which pod host a request arrived at.
+   * Which pod host a request arrived at. The broker passes the origin of
+   * the request's own `Host`, never a forwarded one, even with
+   * `trustProxy`: browsers set `Host` and every cache keys on it, whereas
+   * `X-Forwarded-Host` is a header a proxy may pass on from the client and
+   * no cache keys on. Decided by it, one request could make the broker's
+   * own host answer as a pod host (`allow-same-origin` at the broker's
+   * origin), and a shared cache keep that answer for every visitor. A
+   * trusted forwarded host still shapes the URLs the broker writes
+   * (`baseUrlOf`); the front must pass `Host` through.
    *
-   * @param origin The origin the request was sent to (`scheme://host[:port]`,
-   * lower case, as `URL.origin` has it; with `trustProxy` the forwarded one).
+   * @param origin The origin of the request's `Host` (`scheme://host[:port]`,
+   * lower case, as `URL.origin` has it).
    * @returns The pod's id; "" for a name under the pod domain that names no
    * pod; null when the host is not under the pod domain.
    */
@@ -65,6 +91,17 @@ export class PodHosts {
     if (!host.endsWith(this.#suffix)) return null;
     const label = host.slice(0, -this.#suffix.length);
     return label.includes(".") ? "" : podIdOfLabel(label) ?? "";
+  }
+
+  /**
+   * Whether an `Origin` header value names a host under the pod domain
+   * (whatever its case, scheme or port): such origins are counted, never
+   * named, by `/health`.
+   *
+   * @param origin The value as a socket sent it.
+   */
+  isPodOrigin(origin: string): boolean {
+    return this.idOf(origin.toLowerCase()) !== null;
   }
 
   /**
@@ -127,7 +164,12 @@ export class PodHosts {
     };
     return [
       { pattern: "/", cors: false, methods: { GET: serve, HEAD: serve } },
-      { pattern: "/signal", cors: false, methods: { GET: admit } },
+      {
+        pattern: "/signal",
+        cors: false,
+        upgrade: true,
+        methods: { GET: admit },
+      },
     ];
   }
 }

@@ -34,6 +34,8 @@ export const PROBLEM_CODES = {
   bus_down: { status: 503, title: "Service Unavailable" },
   owner_mismatch: { status: 403, title: "Forbidden" },
   stale_update: { status: 409, title: "Conflict" },
+  update_unauthorized: { status: 403, title: "Forbidden" },
+  created_at_future: { status: 422, title: "Unprocessable Content" },
   host_invalid: { status: 400, title: "Bad Request" },
   upload_aborted: { status: 400, title: "Bad Request" },
 } as const;

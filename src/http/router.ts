@@ -8,7 +8,7 @@
  * @module
  */
 
-/** A `/signal` request the adapter should upgrade to a WebSocket. */
+/** A request to a WebSocket route that the adapter should upgrade. */
 export interface Admission {
   /** The `Origin` header, or null when absent. */
   origin: string | null;
@@ -22,6 +22,8 @@ export interface RouteRequest {
   baseUrl: string;
   /** The `:id` segment, or "" for routes without one. */
   id: string;
+  /** The peer's address, as the adapter gave it. */
+  peerAddress?: string | undefined;
   /**
    * Set by a handler that knows its answer's body size, so that the access
    * log and metrics need not read the response's headers (which costs a
@@ -30,7 +32,10 @@ export interface RouteRequest {
   bodyBytes?: number;
 }
 
-/** Answers one method of one route. `/signal` may answer with an admission. */
+/**
+ * Answers one method of one route. The `GET` of a route marked `upgrade`
+ * may answer with an admission.
+ */
 export type RouteHandler = (
   input: RouteRequest,
 ) => Response | Admission | Promise<Response | Admission>;
@@ -43,6 +48,14 @@ export interface Route {
   readonly methods: Readonly<Record<string, RouteHandler>>;
   /** Whether the route answers any origin, preflight included. */
   readonly cors: boolean;
+  /**
+   * Set on a WebSocket route: its `GET` may answer with an
+   * {@linkcode Admission}. The one mark of an upgrade: an adapter that must
+   * take the socket before the route answers (`node:http`) lets only a
+   * `GET` to such a route onto its upgrade path, and an admission from any
+   * other route is refused.
+   */
+  readonly upgrade?: boolean;
 }
 
 /** A matched route and its `:id`. */

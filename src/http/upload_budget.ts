@@ -4,7 +4,8 @@
  * bytes arrive: bytes a client announced but has not sent hold nothing, so
  * trickling connections cannot keep other uploads out. Past the budget an
  * upload is refused, before its body is read or as it grows, so no number
- * of slow or large uploads can make the broker hold more.
+ * of slow or large uploads can make the broker hold more. Optionally, one
+ * client address may have only so many uploads in flight.
  *
  * @module
  */
@@ -47,20 +48,40 @@ export interface UploadReservation {
 export class UploadBudget {
   #limit: number;
   #held = 0;
+  #perAddress: number;
+  /** Uploads in flight by client address (only while the cap is on). */
+  #byAddress = new Map<string, number>();
 
-  /** @param limit Bytes that may be held at once. */
-  constructor(limit: number) {
+  /**
+   * @param limit Bytes that may be held at once.
+   * @param perAddress Uploads one client address may have in flight at
+   * once; 0 for no cap.
+   */
+  constructor(limit: number, perAddress = 0) {
     this.#limit = limit;
+    this.#perAddress = perAddress;
   }
 
   /**
-   * Opens a reservation holding `bytes`, or refuses when they do not fit.
+   * Whether `address` has as many uploads in flight as the per-address cap
+   * allows (always false without a cap, or without an address).
+   */
+  isAddressFull(address: string | undefined): boolean {
+    return this.#perAddress > 0 && address !== undefined &&
+      (this.#byAddress.get(address) ?? 0) >= this.#perAddress;
+  }
+
+  /**
+   * Opens a reservation holding `bytes`, or refuses when they do not fit,
+   * or when `address` is at its cap of uploads in flight.
    *
    * @param bytes What the upload holds to begin with (its first chunk's
    * room).
-   * @returns The reservation, or null when over budget.
+   * @param address The client's address, counted against the cap.
+   * @returns The reservation, or null when over budget or cap.
    */
-  reserve(bytes: number): UploadReservation | null {
+  reserve(bytes: number, address?: string): UploadReservation | null {
+    if (this.isAddressFull(address)) return null;
     let own = 0;
     let released = false;
     const take = (total: number): boolean => {
@@ -73,6 +94,10 @@ export class UploadBudget {
       return true;
     };
     if (!take(bytes)) return null;
+    const counted = this.#perAddress > 0 ? address : undefined;
+    if (counted !== undefined) {
+      this.#byAddress.set(counted, (this.#byAddress.get(counted) ?? 0) + 1);
+    }
     return {
       get bytes() {
         return own;
@@ -83,7 +108,14 @@ export class UploadBudget {
         released = true;
         this.#held -= own;
         own = 0;
+        if (counted !== undefined) this.#uncount(counted);
       },
     };
+  }
+
+  #uncount(address: string): void {
+    const left = (this.#byAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.#byAddress.set(address, left);
+    else this.#byAddress.delete(address);
   }
 }

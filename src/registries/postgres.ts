@@ -27,7 +27,7 @@
 
 import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
-import { type PodRow, toRecord } from "./_row.ts";
+import { type PodRow, storedName, toRecord } from "./_row.ts";
 import { HitBatcher } from "./hit_batcher.ts";
 import { PostgresErrors, sqlState } from "./postgres_errors.ts";
 import {
@@ -61,7 +61,7 @@ export interface PostgresRegistryOptions {
 /** Rows fetched at a time by `listPods`. */
 const LIST_BATCH = 100;
 const COLUMNS =
-  "id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at, uploaded_at, hits, version, updated_at";
+  "id, owner_pubkey, blob_size, sha256, content_sha256, name, name_json, created_at, uploaded_at, hits, version, updated_at";
 
 type Sql = ReturnType<typeof postgres>;
 
@@ -194,10 +194,11 @@ export class PostgresRegistry implements Registry {
         const [dead] = await tx`
           SELECT 1 FROM pod_broker_deleted WHERE id = ${record.id}`;
         if (dead) throw taken;
+        const [name, nameJson] = storedName(record.name);
         await tx`
           INSERT INTO pod_broker_pods (${tx.unsafe(COLUMNS)})
           VALUES (${record.id}, ${record.ownerPubkey}, ${record.blobSize},
-            ${record.sha256}, ${record.contentSha256}, ${record.name},
+            ${record.sha256}, ${record.contentSha256}, ${name}, ${nameJson},
             ${record.createdAt}, ${record.uploadedAt}, ${record.hits},
             ${record.version ?? 1}, ${record.updatedAt ?? record.uploadedAt})`;
         await insertChunks(tx, record.id, record.version ?? 1, blob);
@@ -234,10 +235,12 @@ export class PostgresRegistry implements Registry {
           DELETE FROM pod_broker_chunks
           WHERE pod_id = ${record.id} AND version <> ${row.version}`;
         await insertChunks(tx, record.id, version, blob);
+        const [name, nameJson] = storedName(record.name);
         await tx`
           UPDATE pod_broker_pods SET owner_pubkey = ${record.ownerPubkey},
             blob_size = ${record.blobSize}, sha256 = ${record.sha256},
-            content_sha256 = ${record.contentSha256}, name = ${record.name},
+            content_sha256 = ${record.contentSha256}, name = ${name},
+            name_json = ${nameJson},
             created_at = ${record.createdAt}, version = ${version},
             updated_at = ${record.updatedAt ?? new Date().toISOString()}
           WHERE id = ${record.id}`;

@@ -62,6 +62,8 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
       DROP CONSTRAINT pod_broker_chunks_pkey,
       ADD PRIMARY KEY (pod_id, version, seq)`,
   ],
+  // The exact signed name, as JSON: text cannot hold NUL (see _row.ts).
+  [`ALTER TABLE pod_broker_pods ADD COLUMN name_json text`],
 ];
 
 /** The schema version this code writes and reads. */

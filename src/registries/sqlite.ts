@@ -21,7 +21,8 @@ import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
 import { Lru } from "../_util/lru.ts";
-import { type PodRow, toRecord } from "./_row.ts";
+import { type PodRow, storedName, toRecord } from "./_row.ts";
+import { ADDED_COLUMNS, SCHEMA } from "./sqlite_schema.ts";
 import { HitBatcher } from "./hit_batcher.ts";
 /**
  * How long a record read is reused. A pod deleted by this registry is
@@ -48,34 +49,6 @@ export interface SqliteRegistryOptions {
 
 const TEMP_PREFIX = ".tmp-";
 const STREAM_CHUNK_BYTES = 256 * 1024;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS pods (
-  id TEXT PRIMARY KEY,
-  owner_pubkey TEXT NOT NULL,
-  blob_size INTEGER NOT NULL,
-  sha256 TEXT NOT NULL,
-  content_sha256 TEXT NOT NULL,
-  name TEXT,
-  created_at TEXT,
-  uploaded_at TEXT NOT NULL,
-  hits INTEGER NOT NULL DEFAULT 0,
-  version INTEGER NOT NULL DEFAULT 1,
-  updated_at TEXT,
-  blob TEXT
-) STRICT;
-CREATE TABLE IF NOT EXISTS deleted (
-  id TEXT PRIMARY KEY,
-  deleted_at TEXT NOT NULL
-) STRICT`;
-
-/** Columns added after the first release: name and definition. */
-const ADDED_COLUMNS = [
-  ["version", "INTEGER NOT NULL DEFAULT 1"],
-  ["updated_at", "TEXT"],
-  // The blob's file name in blobs/ when not the id (an updated pod).
-  ["blob", "TEXT"],
-] as const;
 
 /** A row as read: the record, and its blob's file name. */
 interface Current {
@@ -139,12 +112,12 @@ export class SqliteRegistry implements Registry {
     this.#db.exec(SCHEMA);
     this.#addColumns();
     this.#insert = this.#db.prepare(
-      `INSERT INTO pods (id, owner_pubkey, blob_size, sha256, content_sha256, name, created_at,
-        uploaded_at, hits, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO pods (id, owner_pubkey, blob_size, sha256, content_sha256, name, name_json,
+        created_at, uploaded_at, hits, version, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.#update = this.#db.prepare(
       `UPDATE pods SET owner_pubkey = ?, blob_size = ?, sha256 = ?, content_sha256 = ?,
-        name = ?, created_at = ?, version = version + 1, updated_at = ?, blob = ?
+        name = ?, name_json = ?, created_at = ?, version = version + 1, updated_at = ?, blob = ?
         WHERE id = ? AND sha256 = ?`,
     );
     this.#select = this.#db.prepare("SELECT * FROM pods WHERE id = ?");
@@ -473,13 +446,21 @@ function loadSqlite(): typeof DatabaseSync {
 /** The columns that describe a version, in the order both statements use. */
 function versionFields(
   record: PodRecord,
-): [string, number, string, string, string | null, string | null] {
+): [
+  string,
+  number,
+  string,
+  string,
+  string | null,
+  string | null,
+  string | null,
+] {
   return [
     record.ownerPubkey,
     record.blobSize,
     record.sha256,
     record.contentSha256,
-    record.name,
+    ...storedName(record.name),
     record.createdAt,
   ];
 }

@@ -118,8 +118,10 @@ export function findInlineScriptsInSlices(
 
 /**
  * Parses `html` in slices of `sliceChars`, yielding between slices, and
- * gives the text of each executable script to `onScript`, in document
- * order, until it returns false (the parse then stops). parse5's tokenizer
+ * gives the text of each executable script to `onScript`, and the value of
+ * each event handler attribute (`onclick="…"`) to `onHandler` when given,
+ * in document order, until one returns false (the parse then stops).
+ * parse5's tokenizer
  * takes its input in chunks, as its parser stream feeds it: a token cut by
  * a slice is finished by the next one.
  */
@@ -127,6 +129,7 @@ export function* parseInSlices(
   html: string,
   sliceChars: number,
   onScript: (text: string) => boolean,
+  onHandler?: (text: string) => boolean,
 ): Generator<void, void> {
   if (!Number.isSafeInteger(sliceChars) || sliceChars < 1) {
     throw new RangeError(
@@ -139,9 +142,15 @@ export function* parseInSlices(
       going = onScript(textOf(script));
     }
   };
+  const handlers = onHandler &&
+    ((attrs: readonly { name: string; value: string }[]) => {
+      for (const { name, value } of attrs) {
+        if (going && name.startsWith("on")) going = onHandler(value);
+      }
+    });
   const unclosed = new Set<Element>();
   const parser = new Parser<DefaultTreeAdapterMap>({
-    treeAdapter: scriptCollector(collect, unclosed),
+    treeAdapter: scriptCollector(collect, unclosed, handlers),
   });
   let at = 0;
   do {
@@ -167,15 +176,17 @@ export function* parseInSlices(
  * their unclosed ancestors' lists stay, so memory no longer grows with the
  * pod. The parser never reads a closed element's children back (a closed
  * script's text is final), and detaching a node from an emptied list is a
- * no-op.
+ * no-op. `handlers`, when given, sees every element's attributes.
  */
 function scriptCollector(
   collect: (script: Element) => void,
   unclosed: Set<Element>,
+  handlers?: (attrs: readonly { name: string; value: string }[]) => void,
 ): TreeAdapter<DefaultTreeAdapterMap> {
   return {
     ...defaultTreeAdapter,
     createElement(tagName, namespaceURI, attrs) {
+      handlers?.(attrs);
       const element = defaultTreeAdapter.createElement(
         tagName,
         namespaceURI,

@@ -8,11 +8,7 @@
  */
 
 import { Lru } from "../_util/lru.ts";
-import {
-  DECLARATION_SCAN_BYTES,
-  mentionsDeclaration,
-  type PodPermission,
-} from "./permissions.ts";
+import { mentionsDeclaration, type PodPermission } from "./permissions.ts";
 
 /** The pod a {@linkcode PodPermissionCache} reads. */
 export interface DeclaringPod {
@@ -71,8 +67,8 @@ export class PodPermissionCache {
    * and allowed by the operator, in canonical order.
    *
    * @param pod The version's blob digest.
-   * @param loadHead Reads the pod's first {@linkcode DECLARATION_SCAN_BYTES}
-   * (or more); null when the version is gone.
+   * @param loadHead Reads the pod's first `DECLARATION_SCAN_BYTES` (or
+   * more); null when the version is gone.
    * @returns The granted features, or null when `loadHead` found nothing.
    */
   async grantsOf(

@@ -36,7 +36,7 @@ export interface PodHeaderOptions {
   /**
    * Sandbox tokens of the first Content-Security-Policy.
    * `allow-same-origin` is refused.
-   * @default {"allow-scripts allow-forms allow-modals allow-downloads"}
+   * @default {"allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox"}
    */
   sandbox?: string;
   /**
@@ -47,13 +47,24 @@ export interface PodHeaderOptions {
   scriptPolicy?: ScriptPolicy;
 }
 
-/** Sandbox tokens of the first Content-Security-Policy (no `allow-same-origin`). */
+/**
+ * Sandbox tokens of the first Content-Security-Policy (no
+ * `allow-same-origin`). A link with `target="_blank"` and `window.open()`
+ * open a window outside the sandbox (`allow-popups`,
+ * `allow-popups-to-escape-sandbox`), as on any page: a pod can navigate
+ * itself anyway, so a popup reaches nothing new. Forms fire their `submit`
+ * event (`allow-forms`), and `form-action 'none'` keeps them from sending
+ * anything anywhere.
+ */
 export const DEFAULT_SANDBOX =
-  "allow-scripts allow-forms allow-modals allow-downloads";
+  "allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox";
 
 /**
- * The default content policy. `connect-src` names the broker's signaling URL
- * explicitly, since older Safari does not let `'self'` match WebSocket schemes.
+ * The default content policy. `connect-src` names the broker's own origin,
+ * in its HTTP and WebSocket schemes, beside `'self'`: inside a sandboxed
+ * document WebKit matches `'self'` to nothing, and older Safari never lets
+ * it match a WebSocket scheme. So a pod reaches the broker it came from
+ * (signaling, its `/meta`) in every browser, and nothing else.
  *
  * @param signalUrl The broker's `ws://` or `wss://` signaling URL.
  * @param scriptHashes With the strict script policy: the `'sha256-…'`
@@ -84,10 +95,16 @@ export function defaultContentPolicy(
     "img-src data: blob:",
     "media-src data: blob:",
     "font-src data:",
-    `connect-src 'self' ${signalUrl}`,
+    `connect-src 'self' ${brokerOrigins(signalUrl)}`,
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
+}
+
+/** `http(s)://HOST ws(s)://HOST` of the signaling URL `ws(s)://HOST/signal`. */
+function brokerOrigins(signalUrl: string): string {
+  const ws = new URL(signalUrl).origin;
+  return `${ws.replace(/^ws/, "http")} ${ws}`;
 }
 
 /**

@@ -47,3 +47,60 @@ export function podOriginHeaderOptions(
       : `${sandbox} allow-same-origin`,
   };
 }
+
+/**
+ * Whether the pod domain is on the Public Suffix List, as the operator says
+ * (the `podDomainPsl` option).
+ */
+export type PodDomainListing = "listed" | "unlisted";
+
+/** The choices of `podDomainPsl`. */
+export const POD_DOMAIN_LISTINGS: readonly PodDomainListing[] = [
+  "listed",
+  "unlisted",
+];
+
+/**
+ * Top-level names reserved by RFC 6761 that the public internet never
+ * resolves: a pod domain under one of them has no visitors but those who
+ * set it up for themselves.
+ */
+const PRIVATE_TLDS = ["localhost", "test", "example", "invalid"];
+
+/**
+ * Why a pod domain cannot be served as configured, or null. Until the pod
+ * domain is on the Public Suffix List, browsers take it for one site: any
+ * pod may set cookies on the domain itself, which every pod host then
+ * receives. That is cookie tossing, and a denial of service no broker can
+ * undo: a pod sets about 600 KB of cookies (Chromium keeps up to 180 a
+ * domain, 4 KiB each) and every pod host answers that visitor 431 or 400
+ * from `node:http` (16 KiB of headers), `Deno.serve` (64 KB in one header)
+ * or the front (nginx, 8 KiB a line), before any route runs, until the
+ * cookies expire or the visitor clears them. So the operator must say whether the domain is
+ * listed; `"unlisted"` serves pods anyway, with that risk accepted.
+ * `localhost` and the other names of {@linkcode PRIVATE_TLDS} are exempt.
+ *
+ * @param domain The `podDomain` option (null: none).
+ * @param listing The `podDomainPsl` option (null: not given).
+ * @returns The reason to refuse, worded for the `podDomainPsl` option.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { podDomainListingConflict } from "./pod_origin.ts";
+ *
+ * assert.equal(podDomainListingConflict("pods.example.com", "listed"), null);
+ * assert.equal(podDomainListingConflict("localhost", null), null);
+ * assert.match(podDomainListingConflict("pods.example.com", null)!, /Public Suffix List/);
+ * ```
+ */
+export function podDomainListingConflict(
+  domain: string | null,
+  listing: PodDomainListing | null,
+): string | null {
+  if (domain === null || listing !== null) return null;
+  if (PRIVATE_TLDS.includes(domain.slice(domain.lastIndexOf(".") + 1))) {
+    return null;
+  }
+  return `must say whether ${domain} is on the Public Suffix List: "listed", or "unlisted" to serve pods before it is (until then any pod can set cookies for every pod, and with them make every pod host refuse that visitor)`;
+}

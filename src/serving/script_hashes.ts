@@ -14,6 +14,10 @@
  * attribute, or a data block such as the pod's `application/pod-manifest`
  * slot or `application/json`) need no hash and get none.
  *
+ * Event handler attributes (`onclick="…"`) get the hash of their value, and
+ * the sources then start with `'unsafe-hashes'`, which lets a hash match a
+ * handler: a pod that works under the default policy works under this one.
+ *
  * @module
  */
 
@@ -73,6 +77,7 @@ export function computeScriptHashes(blob: Uint8Array): string[] {
     decodePodText(blob),
     Math.max(blob.length, 1),
     hashes.add,
+    hashes.addHandler,
   );
   while (!steps.next().done);
   return hashes.sources;
@@ -97,12 +102,16 @@ export async function computeScriptHashesAsync(
     decodePodText(blob),
     PARSE_SLICE_CHARS,
     hashes.add,
+    hashes.addHandler,
   );
   while (!steps.next().done) {
     await new Promise((resolve) => setImmediate(resolve));
   }
   return hashes.over ? null : hashes.sources;
 }
+
+/** The source that lets hash sources match event handler attributes. */
+const UNSAFE_HASHES = "'unsafe-hashes'";
 
 /** Hash sources, each once, up to a number of bytes. */
 class HashList {
@@ -120,14 +129,19 @@ class HashList {
   }
 
   /** Adds the hash of `text`; false once the sources pass the limit. */
-  add = (text: string): boolean => {
-    const source = scriptHashSource(text);
+  add = (text: string): boolean => this.#source(scriptHashSource(text));
+
+  /** Adds the hash of an event handler, after `'unsafe-hashes'`. */
+  addHandler = (text: string): boolean =>
+    this.#source(UNSAFE_HASHES) && this.add(text);
+
+  #source(source: string): boolean {
     if (this.#seen.has(source)) return true;
     this.#seen.add(source);
     this.#bytes += source.length + 1;
     this.over = this.#bytes > this.#max;
     return !this.over;
-  };
+  }
 }
 
 /**

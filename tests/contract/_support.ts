@@ -6,12 +6,18 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createSocket } from "node:dgram";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import process from "node:process";
+import {
+  type BrokerProcess,
+  spawnBroker as spawnProcess,
+  type SpawnOptions,
+} from "../support/broker_process.ts";
+import { sleep } from "../support/ports.ts";
 import type * as Core from "../../src/core.ts";
+import type * as Adapter from "../../src/adapter.ts";
 import type * as BusRedis from "../../src/signaling/bus/redis.ts";
 import type * as RegistryPostgres from "../../src/registries/postgres.ts";
 import type { CreateSignalServer } from "../../src/cli/main.ts";
@@ -22,14 +28,24 @@ import type {
   SignPodOptions,
 } from "../../src/core.ts";
 
+// The low-level helpers live in tests/support/ (runtime-neutral files that
+// node_test.ts transpiles with this folder); the suite imports them from here.
+export { freePort, sleep, waitForPort } from "../support/ports.ts";
+export {
+  ANY_LOCAL_PORT,
+  type BrokerProcess,
+  LISTENING,
+} from "../support/broker_process.ts";
+
 /** The runtime a case runs on. */
 export type Runtime = "deno" | "node";
 
 /**
  * What a case gets: the package's public exports (`src/core.ts` plus the
- * runtime's `createSignalServer`), and how to reach the rest of it.
+ * runtime's `createSignalServer`), its unstable `adapter` subpath, and how to
+ * reach the rest of it.
  */
-export type ContractApi = typeof Core & {
+export type ContractApi = typeof Core & typeof Adapter & {
   /** The runtime's server: `adapters/deno.ts` or `adapters/node.ts`. */
   createSignalServer: CreateSignalServer;
   /** The Redis bus (the `bus-redis` subpath of the package). */
@@ -38,6 +54,8 @@ export type ContractApi = typeof Core & {
   PostgresRegistry: typeof RegistryPostgres.PostgresRegistry;
   /** Which runtime this is. */
   runtime: Runtime;
+  /** The HTTP server under the broker: `Deno.serve`, or `node:http` (either runtime's). */
+  http: "Deno.serve" | "node:http";
   /** The command line that runs the `pod-broker` CLI, without its arguments. */
   cli: string[];
   /** The version the build must report (deno.json's). */
@@ -119,7 +137,7 @@ export const SAMPLE_HTML =
 
 /** The sandbox policy every pod response carries first. */
 export const SANDBOX_POLICY =
-  "sandbox allow-scripts allow-forms allow-modals allow-downloads; object-src 'none'; base-uri 'none'";
+  "sandbox allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox; object-src 'none'; base-uri 'none'";
 
 /** A fresh Ed25519 seed. */
 export async function newSeed(api: ContractApi): Promise<Uint8Array> {
@@ -144,6 +162,75 @@ export function upload(
   headers: HeadersInit = { "Content-Type": "text/html; charset=utf-8" },
 ): Promise<Response> {
   return fetch(`${url}/pods`, { method: "POST", headers, body });
+}
+
+/** A SHA-256 in base64url that names no stored version. */
+export const NO_VERSION = "A".repeat(43);
+
+/**
+ * The update headers of `seed` for replacing the version of pod `id`
+ * stored now (from its /meta, or `replaces` when given) with `pod`:
+ * `Pod-Update-Signature` and `Pod-Update-Replaces`. A pod with no readable
+ * manifest gets a signature of a made-up content, so that the broker's own
+ * refusal of the body shows.
+ */
+export async function updateHeaders(
+  api: ContractApi,
+  url: string,
+  id: string,
+  pod: Uint8Array,
+  seed: Uint8Array,
+  replaces?: string,
+): Promise<Record<string, string>> {
+  if (replaces === undefined) {
+    const meta = await fetch(`${url}/${id}/meta`);
+    const body = await meta.json().catch(() => null);
+    replaces = meta.ok ? body.sha256 as string : NO_VERSION;
+  }
+  let contentSha256 = NO_VERSION;
+  try {
+    const json = api.parsePod(pod).json as { contentSha256?: unknown };
+    if (typeof json.contentSha256 === "string") {
+      contentSha256 = json.contentSha256;
+    }
+  } catch {
+    // not a pod: any signature of the right shape
+  }
+  const statement = {
+    id: /^[A-Za-z0-9]{12}$/.test(id) ? id : "AAAAAAAAAAAA",
+    replaces,
+    contentSha256,
+  };
+  const signature = await api.signUpdate(statement, seed).catch(() =>
+    api.signUpdate({ ...statement, contentSha256: NO_VERSION }, seed)
+  );
+  return {
+    "Pod-Update-Signature": signature,
+    "Pod-Update-Replaces": replaces,
+  };
+}
+
+/**
+ * PUTs `pod` to /ID as text/html with `seed`'s update headers (see
+ * {@linkcode updateHeaders}); `headers` are added, or replace them.
+ */
+export async function putUpdate(
+  api: ContractApi,
+  url: string,
+  id: string,
+  pod: Uint8Array<ArrayBuffer>,
+  seed: Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return await fetch(`${url}/${id}`, {
+    method: "PUT",
+    headers: {
+      "Content-Type": "text/html; charset=utf-8",
+      ...await updateHeaders(api, url, id, pod, seed),
+      ...headers,
+    },
+    body: pod,
+  });
 }
 
 /** Replaces the first occurrence of ASCII `from` with `to` in the bytes of `pod`. */
@@ -197,11 +284,6 @@ export async function assertProblem(
 ): Promise<void> {
   assert.equal(response.status, status, `expected ${status} ${code}`);
   assert.equal((await problemOf(response)).code, code);
-}
-
-/** Resolves after `ms`. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Waits until `check()` holds, polling; fails after `ms`. */
@@ -575,116 +657,17 @@ export function runCommand(command: string, args: string[]): Promise<CliRun> {
   });
 }
 
-/** A broker process started by {@linkcode spawnBroker}. */
-export interface BrokerProcess extends AsyncDisposable {
-  /** The port it logged as listening on. */
-  port: number;
-  /** Its process id (to send it signals). */
-  pid: number;
-  /** What it logged up to and with the "listening" line. */
-  log: string;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number>;
-}
-
 /**
- * Runs `pod-broker ARGS` (a broker's command line) and waits until it logs
- * "listening on http://HOST:PORT".
+ * Runs `pod-broker ARGS` (a broker's command line, on the runtime's CLI) and
+ * waits until it logs "listening on http://HOST:PORT".
  */
 export function spawnBroker(
   api: ContractApi,
   args: string[],
+  options: SpawnOptions = {},
 ): Promise<BrokerProcess> {
   const [command, ...prefix] = api.cli;
-  const child = spawn(command!, [...prefix, ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  const exited = new Promise<number>((resolve) => {
-    child.once("close", (code, signal) => {
-      resolve(code ?? (signal ? 128 : 1));
-    });
-  });
-  let stopped: Promise<number> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      // process.kill, not child.kill: after child.kill(), Deno's
-      // node:child_process reports the signal instead of the exit code.
-      try {
-        if (child.exitCode === null) process.kill(child.pid!, "SIGTERM");
-      } catch { /* it ended meanwhile */ }
-      return await exited;
-    })();
-    return stopped;
-  };
-  let log = "";
-  let listening = false;
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      // Once it listens, the rest is read and dropped, so that the broker
-      // never blocks on a full pipe.
-      if (listening) return;
-      log += text;
-      const match = /listening on http:\/\/[^"\s]+:(\d+).*\n/.exec(log);
-      if (match) {
-        listening = true;
-        resolve({
-          port: Number(match[1]),
-          pid: child.pid!,
-          log,
-          stop,
-          [Symbol.asyncDispose]: async () => void await stop(),
-        });
-      }
-    });
-    void exited.then(
-      (code) => reject(new Error(`The broker ended (${code}): ${log}`)),
-    );
-  });
-}
-
-/** A port free on 127.0.0.1 right now, for TCP (and UDP too with `udp`). */
-export async function freePort(
-  { udp = false }: { udp?: boolean } = {},
-): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const server = createServer();
-    const port = await new Promise<number>((resolve) =>
-      server.listen(
-        0,
-        "127.0.0.1",
-        () => resolve((server.address() as { port: number }).port),
-      )
-    );
-    await new Promise((resolve) => server.close(resolve));
-    if (!udp) return port;
-    const socket = createSocket("udp4");
-    const free = await new Promise<boolean>((resolve) => {
-      socket.once("error", () => resolve(false));
-      socket.bind(port, "127.0.0.1", () => resolve(true));
-    });
-    await new Promise<void>((resolve) => socket.close(() => resolve()));
-    if (free) return port;
-  }
-  throw new Error("Cannot find a free port");
-}
-
-/** Waits (at most 10 s) until `what` accepts TCP connections on `port`. */
-export async function waitForPort(port: number, what: string): Promise<void> {
-  for (let attempt = 0;; attempt++) {
-    const up = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, "127.0.0.1");
-      socket.once("connect", () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (up) return;
-    assert.ok(attempt < 200, `${what} did not start`);
-    await sleep(50);
-  }
+  return spawnProcess(command!, [...prefix, ...args], options);
 }
 
 /**

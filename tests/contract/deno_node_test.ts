@@ -1,6 +1,6 @@
 // The contract suite (tests/contract/) on Deno through the node:http adapter
 // (src/mod_node.ts on Deno's node:http and `ws`): what the container and the
-// README's public recipe run. Same cases as tests/contract/deno_test.ts,
+// docs' public recipe run. Same cases as tests/contract/deno_test.ts,
 // with Deno's sanitizers on.
 import { CASES } from "./mod.ts";
 import { DENO_API } from "../support/helpers.ts";
@@ -10,6 +10,7 @@ import type { ContractApi } from "./_support.ts";
 const API: ContractApi = {
   ...DENO_API,
   createSignalServer,
+  http: "node:http",
   cli: [
     Deno.execPath(),
     "run",

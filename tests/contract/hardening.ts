@@ -4,10 +4,10 @@
 // and on the npm package under Node 22 (see _support.ts); requests that
 // fetch will not send (a bad Host) go over raw TCP.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import process from "node:process";
+import { createHash } from "node:crypto";
 import {
   announce,
+  ANY_LOCAL_PORT,
   assertProblem,
   collect,
   newSeed,
@@ -15,9 +15,11 @@ import {
   RawConnection,
   signedPod,
   sleep,
+  spawnBroker,
   startServer,
   TestClient,
   until,
+  updateHeaders,
   upload,
 } from "./_support.ts";
 
@@ -240,68 +242,56 @@ test("security also: an aborted upload is logged at debug level, never as an err
 });
 
 test("access log: bytes is the body size of /health, uploads, updates and problems; an update is logged as PUT /:id", async (api) => {
-  const [command, ...prefix] = api.cli;
-  const child = spawn(command!, [
-    ...prefix,
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+  await using broker = await spawnBroker(api, [
+    ...ANY_LOCAL_PORT,
     "--access-log",
     "on",
-  ], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
-  const exited = new Promise<void>((resolve) => child.once("close", resolve));
-  try {
-    await until(() => /listening on http:\/\/[^"\s]+:\d+/.test(stderr));
-    const port = /listening on http:\/\/[^"\s]+:(\d+)/.exec(stderr)![1];
-    const url = `http://127.0.0.1:${port}`;
-    const seed = await newSeed(api);
-    const version = (day: string) =>
-      signedPod(
-        api,
-        `<p>${day}</p>`,
-        { createdAt: `2026-01-${day}T00:00:00Z` },
-        seed,
-      );
-    const sizes: number[] = [];
-    const created = await upload(url, await version("01"));
-    const { id } = JSON.parse(new TextDecoder().decode(
-      new Uint8Array(await created.clone().arrayBuffer()),
-    ));
-    for (
-      const response of [
-        await fetch(`${url}/health`),
-        created,
-        await fetch(`${url}/${id}`, {
-          method: "PUT",
-          headers: { "Content-Type": "text/html" },
-          body: await version("02"),
-        }),
-        await fetch(`${url}/no/such/path`),
-      ]
-    ) {
-      sizes.push((await response.arrayBuffer()).byteLength);
-    }
-    await until(() => stdout.split("\n").length > 4);
-    const logged = stdout.trim().split("\n").map((line) => JSON.parse(line));
-    assert.deepEqual(
-      logged.map((line) => [line.method, line.route, line.status, line.bytes]),
-      [
-        ["POST", "/pods", 201, sizes[1]],
-        ["GET", "/health", 200, sizes[0]],
-        ["PUT", "/:id", 200, sizes[2]],
-        ["GET", null, 404, sizes[3]],
-      ],
+  ], { keep: true });
+  const stdout = () => broker.output().stdout;
+  const url = `http://127.0.0.1:${broker.port}`;
+  const seed = await newSeed(api);
+  const version = (day: string) =>
+    signedPod(
+      api,
+      `<p>${day}</p>`,
+      { createdAt: `2026-01-${day}T00:00:00Z` },
+      seed,
     );
-  } finally {
-    child.kill("SIGTERM");
-    await exited;
+  const sizes: number[] = [];
+  const v1 = await version("01");
+  const created = await upload(url, v1);
+  const { id } = JSON.parse(new TextDecoder().decode(
+    new Uint8Array(await created.clone().arrayBuffer()),
+  ));
+  const v2 = await version("02");
+  // The version replaced is v1's digest: no /meta request in the log.
+  const replaces = createHash("sha256").update(v1).digest("base64url");
+  for (
+    const response of [
+      await fetch(`${url}/health`),
+      created,
+      await fetch(`${url}/${id}`, {
+        method: "PUT",
+        headers: {
+          "Content-Type": "text/html",
+          ...await updateHeaders(api, url, id, v2, seed, replaces),
+        },
+        body: v2,
+      }),
+      await fetch(`${url}/no/such/path`),
+    ]
+  ) {
+    sizes.push((await response.arrayBuffer()).byteLength);
   }
+  await until(() => stdout().split("\n").length > 4);
+  const logged = stdout().trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(
+    logged.map((line) => [line.method, line.route, line.status, line.bytes]),
+    [
+      ["POST", "/pods", 201, sizes[1]],
+      ["GET", "/health", 200, sizes[0]],
+      ["PUT", "/:id", 200, sizes[2]],
+      ["GET", null, 404, sizes[3]],
+    ],
+  );
 });

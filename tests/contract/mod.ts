@@ -4,18 +4,23 @@
 // package. Importing this module defines the cases and runs nothing.
 import type { ContractCase } from "./_support.ts";
 import { ADAPTER_CASES } from "./adapters.ts";
+import { FIDELITY_CASES } from "./fidelity.ts";
 import { CLI_CASES } from "./cli.ts";
+import { FRONT_PAGE_CASES } from "./front_page.ts";
 import { HARDENING_CASES } from "./hardening.ts";
+import { HARDENING_NODE_CASES } from "./hardening_node.ts";
 import { HTTP_CASES } from "./http.ts";
 import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
+import { ORIGIN_CASES } from "./origin.ts";
 import { PERMISSION_CASES } from "./permissions.ts";
 import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
 import { SIGNALING_CASES } from "./signaling.ts";
 import { UPDATE_CASES } from "./updates.ts";
+import { UPDATE_BINDING_CASES } from "./update_binding.ts";
 import { UPLOAD_CASES } from "./uploads.ts";
 
 export type { ContractApi, ContractCase, Runtime } from "./_support.ts";
@@ -33,8 +38,13 @@ export const CASES: readonly ContractCase[] = [
   ...CLI_CASES,
   ...ADAPTER_CASES,
   ...UPDATE_CASES,
+  ...UPDATE_BINDING_CASES,
   ...SCRIPT_POLICY_CASES,
   ...HARDENING_CASES,
+  ...FRONT_PAGE_CASES,
+  ...ORIGIN_CASES,
+  ...FIDELITY_CASES,
+  ...HARDENING_NODE_CASES,
   ...PERMISSION_CASES,
 ];
 

@@ -22,6 +22,8 @@ import {
 /** The whole Node run's limit: build, install and every case. */
 const RUN_TIMEOUT_MS = 15 * 60_000;
 const CONTRACT_DIR = join(ROOT, "tests/contract");
+/** The runtime-neutral files of tests/support/ that the suite imports. */
+const NEUTRAL_SUPPORT = ["ports.ts", "broker_process.ts", "host_request.ts"];
 
 const NODE_CASES = CASES.filter((c) => c.only?.runtime !== "deno");
 
@@ -151,52 +153,40 @@ async function startNodeRun(): Promise<NodeRun> {
 }
 
 /**
- * Transpiles tests/contract/*.ts into `project/contract/*.mjs` (relative
- * imports rewritten to `.mjs`, source maps inline so that stacks name the
- * .ts lines) and writes `project/main.mjs`, which runs the suite.
+ * Transpiles tests/contract/*.ts into `project/contract/*.mjs`, and the
+ * runtime-neutral support files into `project/support/` (relative imports
+ * rewritten to `.mjs`, source maps inline so that stacks name the .ts lines),
+ * and writes `project/main.mjs`, which runs the suite.
  */
 async function transpileSuite(project: string, version: string) {
-  await Deno.mkdir(join(project, "contract"));
+  const contract: string[] = [];
   for await (const entry of Deno.readDir(CONTRACT_DIR)) {
-    if (!entry.isFile || !entry.name.endsWith(".ts")) continue;
-    const fileName = join(CONTRACT_DIR, entry.name);
-    const { outputText } = ts.transpileModule(
-      await Deno.readTextFile(fileName),
-      {
-        fileName,
-        compilerOptions: {
-          module: ts.ModuleKind.ESNext,
-          target: ts.ScriptTarget.ES2022,
-          inlineSourceMap: true,
-          inlineSources: true,
-          sourceRoot: pathToFileURL(`${CONTRACT_DIR}/`).href,
-        },
-      },
-    );
-    const output = outputText.replace(
-      /((?:\bfrom|\bimport)\s*\(?\s*["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g,
-      "$1$2.mjs$3",
-    );
-    await Deno.writeTextFile(
-      join(project, "contract", entry.name.replace(/\.ts$/, ".mjs")),
-      output,
-    );
+    if (entry.isFile && entry.name.endsWith(".ts")) contract.push(entry.name);
   }
+  await transpileFiles(CONTRACT_DIR, contract, join(project, "contract"));
+  await transpileFiles(
+    join(ROOT, "tests/support"),
+    NEUTRAL_SUPPORT,
+    join(project, "support"),
+  );
   const bin = join(project, "node_modules/.bin/pod-broker");
   await Deno.writeTextFile(
     join(project, "main.mjs"),
     [
       'import process from "node:process";',
       'import * as pkg from "pod-broker";',
+      'import * as adapter from "pod-broker/adapter";',
       'import { createRedisBus } from "pod-broker/bus-redis";',
       'import { PostgresRegistry } from "pod-broker/registry-postgres";',
       'import { CASES } from "./contract/mod.mjs";',
       'import { runCases } from "./contract/_run.mjs";',
       "const api = {",
       "  ...pkg,",
+      "  ...adapter,",
       "  createRedisBus,",
       "  PostgresRegistry,",
       '  runtime: "node",',
+      '  http: "node:http",',
       `  cli: [${JSON.stringify(bin)}],`,
       `  version: ${JSON.stringify(version)},`,
       "};",
@@ -259,3 +249,32 @@ Deno.test({
     );
   },
 });
+
+/** Transpiles `dir`'s `names` (TypeScript) into `out` as `.mjs` files. */
+async function transpileFiles(dir: string, names: string[], out: string) {
+  await Deno.mkdir(out);
+  for (const name of names) {
+    const fileName = join(dir, name);
+    const { outputText } = ts.transpileModule(
+      await Deno.readTextFile(fileName),
+      {
+        fileName,
+        compilerOptions: {
+          module: ts.ModuleKind.ESNext,
+          target: ts.ScriptTarget.ES2022,
+          inlineSourceMap: true,
+          inlineSources: true,
+          sourceRoot: pathToFileURL(`${dir}/`).href,
+        },
+      },
+    );
+    const output = outputText.replace(
+      /((?:\bfrom|\bimport)\s*\(?\s*["'])(\.{1,2}\/[^"']*?)\.ts(["'])/g,
+      "$1$2.mjs$3",
+    );
+    await Deno.writeTextFile(
+      join(out, name.replace(/\.ts$/, ".mjs")),
+      output,
+    );
+  }
+}

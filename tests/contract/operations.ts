@@ -8,6 +8,7 @@ import process from "node:process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  ANY_LOCAL_PORT,
   assertProblem,
   collect,
   joinAll,
@@ -170,10 +171,7 @@ test("pod-broker --deny-list FILE: SIGHUP reloads it; a bad file is exit 2; --me
     file,
     "--metrics-port",
     "0",
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+    ...ANY_LOCAL_PORT,
   ]);
   const base = `http://127.0.0.1:${broker.port}`;
   const pod = await signedPod(api, SAMPLE_HTML, {}, await newSeed(api));

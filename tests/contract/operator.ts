@@ -3,6 +3,7 @@
 // package's `pod-broker` bin on Node 22) against a live broker.
 import assert from "node:assert/strict";
 import {
+  ANY_LOCAL_PORT,
   collect,
   runCli,
   signedPod,
@@ -85,10 +86,7 @@ test("pod-broker list and delete work on the data dir of a running broker: 410 w
       "sqlite",
       "--data-dir",
       dataDir,
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
     ]);
     const base = `http://127.0.0.1:${broker.port}`;
     const ids: string[] = [];

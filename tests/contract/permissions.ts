@@ -8,6 +8,7 @@ import { join } from "node:path";
 import {
   collect,
   newSeed,
+  putUpdate,
   runCli,
   signedPod,
   spawnBroker,
@@ -188,26 +189,8 @@ test("permissions: a new version's declaration is read again", async (api) => {
   const v2 = await signedPod(api, declaring("microphone"), {
     createdAt: "2026-02-01T00:00:00Z",
   }, seed);
-  const meta = await (await fetch(`${t.url}/${created.id}/meta`)).json();
-  const message = new TextEncoder().encode(
-    `pod-update-v1\n${created.id}\n${meta.sha256}\n${
-      (await api.verifyPod(v2)).manifest.contentSha256
-    }`,
-  );
-  const signature = btoa(
-    String.fromCharCode(...await api.sign(message, seed)),
-  ).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  const updated = await fetch(`${t.url}/${created.id}`, {
-    method: "PUT",
-    headers: {
-      "Content-Type": "text/html",
-      "Pod-Update-Signature": signature,
-    },
-    body: v2,
-  });
+  const updated = await putUpdate(api, t.url, created.id, v2, seed);
   await updated.body?.cancel();
-  // (Before updates are bound to their pod, the signature header is
-  // ignored; either way the update is accepted.)
   assert.equal(updated.status, 200);
   assert.deepEqual(grantedBy(await requestAs(port, host, "/")), [
     "microphone",

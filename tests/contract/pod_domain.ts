@@ -2,8 +2,7 @@
 // SCHEME://LABEL.DOMAIN[:PORT]/ and nothing else is answered there. Requests
 // go through node:http, since fetch cannot set the Host header.
 import assert from "node:assert/strict";
-import { Buffer } from "node:buffer";
-import { request as httpRequest } from "node:http";
+import { type HostAnswer, requestWithHost } from "../support/host_request.ts";
 import { collect, signedPod, startServer, upload } from "./_support.ts";
 
 const { cases, test } = collect();
@@ -23,11 +22,7 @@ export function labelOf(id: string): string {
 }
 
 /** A response read by {@linkcode requestAs}. */
-export interface RawAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
+export type RawAnswer = HostAnswer;
 
 /** One request to 127.0.0.1:`port` with a raw `Host` header. */
 export function requestAs(
@@ -37,28 +32,7 @@ export function requestAs(
   method = "GET",
   headers: Record<string, string> = {},
 ): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      path,
-      method,
-      headers: { ...headers, Host: host },
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () =>
-        resolve({
-          status: res.statusCode!,
-          headers: res.headers,
-          body: Buffer.concat(chunks).toString("utf8"),
-        }));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
+  return requestWithHost(port, host, path, { method, headers });
 }
 
 function codeOf(answer: RawAnswer): string {
@@ -180,13 +154,13 @@ test("podDomain: the broker host redirects /:id to the pod's origin, other route
   assert.match(policies, /sandbox [^;]*allow-same-origin/);
   assert.ok(
     policies.includes(
-      `connect-src 'self' ${origin.replace("https", "wss")}/signal`,
+      `connect-src 'self' ${origin} ${origin.replace("https", "wss")};`,
     ),
     policies,
   );
 });
 
-test("podDomain: pod headers keep the policies, with allow-same-origin and the pod host's /signal", async (api) => {
+test("podDomain: pod headers keep the policies, with allow-same-origin and the pod host's own origin to connect to", async (api) => {
   await using t = await startServer(api, {
     podDomain: "localhost",
     podHeaderOptions: { sandbox: "allow-scripts" },
@@ -207,7 +181,10 @@ test("podDomain: pod headers keep the policies, with allow-same-origin and the p
     "sandbox allow-scripts allow-same-origin; object-src 'none'; base-uri 'none'",
   );
   assert.match(content!, /^default-src 'none'; /);
-  assert.match(content!, new RegExp(`connect-src 'self' ws://${host}/signal;`));
+  assert.ok(
+    content!.includes(`connect-src 'self' http://${host} ws://${host};`),
+    content,
+  );
   assert.equal(served.headers["x-frame-options"], "DENY");
   // The broker host (localhost itself) is not a pod host.
   const health = await requestAs(port, `localhost:${port}`, "/health");
@@ -233,5 +210,12 @@ test("without podDomain, pod hosts are not special and there is no podUrl", asyn
     `${labelOf(created.id)}.localhost:${port}`,
     "/",
   );
-  assert.equal(root.status, 404);
+  // The broker's front page, as on any host of the broker: not the pod.
+  assert.equal(root.status, 200);
+  const front = await fetch(`${t.url}/`);
+  assert.equal(root.body, await front.text());
+  assert.doesNotMatch(
+    String(root.headers["content-security-policy"]),
+    /allow-same-origin/,
+  );
 });

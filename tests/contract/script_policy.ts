@@ -10,6 +10,7 @@ import { createHash } from "node:crypto";
 import process from "node:process";
 import type { PodRecord, Registry } from "../../src/core.ts";
 import {
+  ANY_LOCAL_PORT,
   type CliRun,
   collect,
   type ContractApi,
@@ -168,7 +169,9 @@ test("serving: the broker keeps its ready pod responses across Host names (no ca
       assert.match(
         got.headers.get("Content-Security-Policy") ?? "",
         new RegExp(
-          `connect-src 'self' ws://${host.replace(".", "\\.")}/signal`,
+          `connect-src 'self' http://${host.replace(".", "\\.")} ws://${
+            host.replace(".", "\\.")
+          };`,
         ),
       );
     }
@@ -218,7 +221,10 @@ test("security 10: createSignalServer refuses scriptPolicy 'hashes' with a custo
  * (it is then stopped, and the run has code -1): a broker that should have
  * refused to start must not hang the case.
  */
-function runUntilListening(api: ContractApi, args: string[]): Promise<CliRun> {
+export function runUntilListening(
+  api: ContractApi,
+  args: string[],
+): Promise<CliRun> {
   const [command, ...prefix] = api.cli;
   const child = spawn(command!, [...prefix, ...args], {
     stdio: ["ignore", "pipe", "pipe"],
@@ -254,10 +260,7 @@ test("security 10: pod-broker --script-policy hashes refuses a --csp the hashes 
     const run = await runUntilListening(api, [
       "--registry",
       "memory",
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
       "--script-policy",
       "hashes",
       "--csp",
@@ -267,5 +270,32 @@ test("security 10: pod-broker --script-policy hashes refuses a --csp the hashes 
     assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
     assert.match(run.stderr, /--csp/);
     assert.match(run.stderr, reason);
+  }
+});
+
+test("one pod, every broker: a signed inline event handler gets its hash under scriptPolicy 'hashes', and /meta says which policy the pod is served under", async (api) => {
+  const html = '<script>go()</script><button onclick="send()">Send</button>';
+  const hash = (text: string) =>
+    `'sha256-${createHash("sha256").update(text).digest("base64")}'`;
+  for (const scriptPolicy of ["unsafe-inline", "hashes"] as const) {
+    await using t = await startServer(api, {
+      podHeaderOptions: { scriptPolicy },
+    });
+    const created = await (await upload(t.url, await signedPod(api, html)))
+      .json();
+    const meta = await (await fetch(`${t.url}/${created.id}/meta`)).json();
+    assert.equal(meta.scriptPolicy, scriptPolicy);
+    const served = await fetch(created.url);
+    await served.body?.cancel();
+    const src = scriptSrc(served);
+    if (scriptPolicy === "hashes") {
+      assert.ok(
+        src.includes(`${hash("go()")} 'unsafe-hashes' ${hash("send()")}`),
+        src,
+      );
+    } else {
+      assert.ok(src.includes("'unsafe-inline'"), src);
+      assert.ok(!src.includes("'unsafe-hashes'"), src);
+    }
   }
 });

@@ -13,6 +13,7 @@ import {
   collect,
   type ContractApi,
   newSeed,
+  putUpdate,
   runCli,
   signedPod,
   startServer,
@@ -25,14 +26,16 @@ const { cases, test } = collect();
 /** The update cases. */
 export const UPDATE_CASES = cases;
 
-/** PUTs `body` to /ID as text/html. */
+/** PUTs `body` to /ID as text/html, with `seed`'s Pod-Update-Signature. */
 function put(
+  api: ContractApi,
   url: string,
   id: string,
-  body: BodyInit | null,
-  headers: HeadersInit = { "Content-Type": "text/html; charset=utf-8" },
+  body: Uint8Array<ArrayBuffer>,
+  seed: Uint8Array,
+  headers: Record<string, string> = {},
 ): Promise<Response> {
-  return fetch(`${url}/${id}`, { method: "PUT", headers, body });
+  return putUpdate(api, url, id, body, seed, headers);
 }
 
 /** A pod of `seed` with `text` in its body, named and dated. */
@@ -85,7 +88,7 @@ for (const kind of ["memory", "sqlite"] as const) {
     assert.equal(before.updatedAt, before.uploadedAt);
 
     const v2 = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
-    const updated = await put(broker.url, id, v2);
+    const updated = await put(api, broker.url, id, v2, seed);
     assert.equal(updated.status, 200);
     assert.deepEqual(await updated.json(), {
       id,
@@ -115,7 +118,7 @@ for (const kind of ["memory", "sqlite"] as const) {
     assert.equal(meta.hits, 4);
 
     const v3 = await version(api, seed, "v3", "2026-01-03T00:00:00Z");
-    const third = await put(broker.url, id, v3);
+    const third = await put(api, broker.url, id, v3, seed);
     assert.equal((await third.json()).version, 3);
     assert.match((await getText(`${broker.url}/${id}`)).text, /<p>v3<\/p>/);
   });
@@ -127,12 +130,12 @@ test("updates: refusals pod_not_found, pod_deleted, owner_mismatch, stale_update
   const { id, seed } = await publish(api, broker.url);
   const later = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
   await assertProblem(
-    await put(broker.url, "AAAAAAAAAAAA", later),
+    await put(api, broker.url, "AAAAAAAAAAAA", later, seed),
     404,
     "pod_not_found",
   );
   await assertProblem(
-    await put(broker.url, "not-an-id", later),
+    await put(api, broker.url, "not-an-id", later, seed),
     404,
     "pod_not_found",
   );
@@ -142,7 +145,11 @@ test("updates: refusals pod_not_found, pod_deleted, owner_mismatch, stale_update
     "other",
     "2026-01-02T00:00:00Z",
   );
-  await assertProblem(await put(broker.url, id, other), 403, "owner_mismatch");
+  await assertProblem(
+    await put(api, broker.url, id, other, seed),
+    403,
+    "owner_mismatch",
+  );
   for (
     const createdAt of [
       "2026-01-01T00:00:00Z",
@@ -151,7 +158,13 @@ test("updates: refusals pod_not_found, pod_deleted, owner_mismatch, stale_update
     ]
   ) {
     await assertProblem(
-      await put(broker.url, id, await version(api, seed, "old", createdAt)),
+      await put(
+        api,
+        broker.url,
+        id,
+        await version(api, seed, "old", createdAt),
+        seed,
+      ),
       409,
       "stale_update",
     );
@@ -160,10 +173,17 @@ test("updates: refusals pod_not_found, pod_deleted, owner_mismatch, stale_update
 
   const undated = await publish(api, broker.url, null);
   const dated = await version(api, undated.seed, "v2", "2000-01-01T00:00:00Z");
-  assert.equal((await put(broker.url, undated.id, dated)).status, 200);
+  assert.equal(
+    (await put(api, broker.url, undated.id, dated, undated.seed)).status,
+    200,
+  );
 
   assert.equal(await registry.deletePod(id), true);
-  await assertProblem(await put(broker.url, id, later), 410, "pod_deleted");
+  await assertProblem(
+    await put(api, broker.url, id, later, seed),
+    410,
+    "pod_deleted",
+  );
 });
 
 test("updates: every upload refusal applies to PUT (media type, size, signature, deny list)", async (api) => {
@@ -175,7 +195,9 @@ test("updates: every upload refusal applies to PUT (media type, size, signature,
   const { id, seed } = await publish(api, broker.url);
   const later = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
   await assertProblem(
-    await put(broker.url, id, later, { "Content-Type": "text/plain" }),
+    await put(api, broker.url, id, later, seed, {
+      "Content-Type": "text/plain",
+    }),
     415,
     "unsupported_media_type",
   );
@@ -185,30 +207,42 @@ test("updates: every upload refusal applies to PUT (media type, size, signature,
     "x".repeat(5000),
     "2026-01-02T00:00:00Z",
   );
-  await assertProblem(await put(broker.url, id, big), 413, "blob_too_large");
+  await assertProblem(
+    await put(api, broker.url, id, big, seed),
+    413,
+    "blob_too_large",
+  );
   const tampered = later.slice();
   tampered[tampered.length - 3]! ^= 1;
   await assertProblem(
-    await put(broker.url, id, tampered),
+    await put(api, broker.url, id, tampered, seed),
     422,
     "content_mismatch",
   );
   const { ownerPubkey } = await (await fetch(`${broker.url}/${id}/meta`))
     .json();
   denyList.replace({ keys: [ownerPubkey] });
-  await assertProblem(await put(broker.url, id, later), 403, "owner_denied");
+  await assertProblem(
+    await put(api, broker.url, id, later, seed),
+    403,
+    "owner_denied",
+  );
   denyList.replace({});
-  assert.equal((await put(broker.url, id, later)).status, 200);
+  assert.equal((await put(api, broker.url, id, later, seed)).status, 200);
   // Hidden by its content, the pod stays taken down: its owner cannot
   // bring it back at the same URL by changing a byte.
   const { contentSha256 } = await (await fetch(`${broker.url}/${id}/meta`))
     .json();
   denyList.replace({ contents: [contentSha256] });
   const changed = await version(api, seed, "v3", "2026-01-03T00:00:00Z");
-  await assertProblem(await put(broker.url, id, changed), 410, "pod_deleted");
+  await assertProblem(
+    await put(api, broker.url, id, changed, seed),
+    410,
+    "pod_deleted",
+  );
   await assertProblem(await fetch(`${broker.url}/${id}`), 410, "pod_deleted");
   denyList.replace({});
-  assert.equal((await put(broker.url, id, changed)).status, 200);
+  assert.equal((await put(api, broker.url, id, changed, seed)).status, 200);
 });
 
 test("updates: of two concurrent updates exactly one wins, the other is 409 stale_update", async (api) => {
@@ -218,7 +252,9 @@ test("updates: of two concurrent updates exactly one wins, the other is 409 stal
   const bodies = await Promise.all(
     ["a", "b"].map((text) => version(api, seed, text, at)),
   );
-  const answers = await Promise.all(bodies.map((b) => put(broker.url, id, b)));
+  const answers = await Promise.all(
+    bodies.map((b) => put(api, broker.url, id, b, seed)),
+  );
   const statuses = answers.map((answer) => answer.status).sort();
   assert.deepEqual(statuses, [200, 409]);
   const loser = answers.find((answer) => answer.status === 409)!;
@@ -274,7 +310,7 @@ for (const policy of ["unsafe-inline", "hashes"] as const) {
     const v2 = await signedPod(api, page("v2"), {
       createdAt: "2026-01-02T00:00:00Z",
     }, seed);
-    assert.equal((await put(broker.url, id, v2)).status, 200);
+    assert.equal((await put(api, broker.url, id, v2, seed)).status, 200);
     release(); // its blob read finds v2
     const response = await reading;
     assert.equal(response.status, 200);
@@ -312,7 +348,7 @@ test("updates: a registry without updatePod answers PUT with 405 and Allow: GET,
   await using broker = await startServer(api, { registry });
   const { id, seed } = await publish(api, broker.url);
   const later = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
-  const refused = await put(broker.url, id, later);
+  const refused = await put(api, broker.url, id, later, seed);
   await assertProblem(refused, 405, "method_not_allowed");
   assert.equal(refused.headers.get("Allow"), "GET, HEAD");
   await using full = await startServer(api);
@@ -325,9 +361,10 @@ test("updates: metrics count updates accepted and refused by code", async (api) 
   await using broker = await startServer(api, { metrics: { port: 0 } });
   const { id, seed } = await publish(api, broker.url);
   const later = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
-  assert.equal((await put(broker.url, id, later)).status, 200);
-  await (await put(broker.url, id, later)).body?.cancel();
-  await (await put(broker.url, "AAAAAAAAAAAA", later)).body?.cancel();
+  assert.equal((await put(api, broker.url, id, later, seed)).status, 200);
+  await (await put(api, broker.url, id, later, seed)).body?.cancel();
+  await (await put(api, broker.url, "AAAAAAAAAAAA", later, seed)).body
+    ?.cancel();
   const text = await (await fetch(
     `http://127.0.0.1:${broker.server.metricsPort}/metrics`,
   )).text();

@@ -1,5 +1,7 @@
 // Hostile-load limits of uploads (issue 11): the in-flight budget (which
-// holds the bytes received, issue 19), the progress deadline, memory that grows with received bytes only. Runs on
+// holds the bytes received, issue 19), the pace a body must keep (a sliding
+// window of the minimum rate, a total deadline) and the optional cap per
+// address, memory that grows with received bytes only. Runs on
 // Deno and on the npm package under Node 22 (see _support.ts); the raw
 // responses are read with either framing (Deno.serve sends Content-Length,
 // node:http may send chunks).
@@ -11,6 +13,7 @@ import {
   parseRawResponse,
   type RawConnection,
   signedPod,
+  sleep,
   startServer,
   until,
   upload,
@@ -123,3 +126,144 @@ test(
     await ok.body?.cancel();
   },
 );
+
+/** Sends `count` bytes of `x`, one byte every `everyMs`, until answered. */
+async function trickle(conn: RawConnection, count: number, everyMs: number) {
+  let sent = 0;
+  while (sent < count && !parseRawResponse(conn.text()).complete) {
+    await sleep(everyMs);
+    if (parseRawResponse(conn.text()).complete) break;
+    await conn.write("x").catch(() => {});
+    sent += 1;
+  }
+  return sent;
+}
+
+test("upload pace: bodies that send most of themselves up front, then trickle, are cut off within a window (408), and the budget they held takes an honest upload", async (api) => {
+  const upFront = 2 * 1024 * 1024;
+  const tail = 200;
+  await using t = await startServer(api, {
+    uploadTimeoutMs: 1_000,
+    maxUploadBytesInFlight: 3 * (upFront + tail),
+  });
+  const burst = new Uint8Array(upFront).fill(0x78);
+  const tricklers: RawConnection[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      tricklers.push(await announce(t.server.port, upFront + tail, burst));
+    }
+    // A byte every 100 ms never pauses for the window, and averaged since
+    // the start it is far above the minimum (the burst): 20 s of trickle
+    // here, where the rule of the past gave them 34 minutes of credit.
+    const sent = await Promise.all(
+      tricklers.map((conn) => trickle(conn, tail - 1, 100)),
+    );
+    for (const [i, conn] of tricklers.entries()) {
+      assert.ok(sent[i]! < tail - 1, `trickler ${i} was never cut off`);
+      const response = parseRawResponse(conn.text());
+      assert.equal(response.status, 408, conn.text().slice(0, 300));
+      assert.match(response.body, /"code":"upload_timeout"/);
+      assert.match(response.body, /slower than 1024 bytes a second/);
+    }
+    const honest = await upload(t.url, await signedPod(api));
+    assert.equal(honest.status, 201, await honest.clone().text());
+    await honest.body?.cancel();
+  } finally {
+    await Promise.all(tricklers.map((conn) => conn.close()));
+  }
+});
+
+/** Sends `pod` `step` bytes every `everyMs` until it is all sent or answered. */
+async function stream(
+  conn: RawConnection,
+  pod: Uint8Array,
+  step: number,
+  everyMs: number,
+): Promise<void> {
+  for (let at = 0; at < pod.length; at += step) {
+    if (parseRawResponse(conn.text()).complete) return;
+    await conn.write(pod.subarray(at, at + step)).catch(() => {});
+    await sleep(everyMs);
+  }
+}
+
+test(
+  "upload pace: an honest upload that streams steadily lands; one that keeps the rate but is not whole after 40 windows gets 408",
+  async (api) => {
+    const pod = await signedPod(
+      api,
+      `<!doctype html><title>t</title><p>${"x".repeat(600_000)}</p>`,
+    );
+    {
+      await using t = await startServer(api, { uploadTimeoutMs: 1_000 });
+      // 32 KiB every 40 ms: whole in under a second.
+      const steady = await announce(t.server.port, pod.length, "");
+      try {
+        await stream(steady, pod, 32 * 1024, 40);
+        const text = await steady.readUntil((t) =>
+          parseRawResponse(t).complete
+        );
+        assert.equal(parseRawResponse(text).status, 201, text.slice(0, 300));
+      } finally {
+        await steady.close();
+      }
+    }
+    // A 500 ms window: 2 KiB every 50 ms is 40 KiB a second, far over the
+    // minimum and never near a pause, but a body twice this pod's size
+    // needs 30 s of the 20 s given.
+    await using t = await startServer(api, { uploadTimeoutMs: 500 });
+    const twice = new Uint8Array(2 * pod.length);
+    twice.set(pod);
+    twice.set(pod, pod.length);
+    const long = await announce(t.server.port, twice.length, "");
+    try {
+      await stream(long, twice, 2048, 50);
+      const text = await long.readUntil((t) => parseRawResponse(t).complete);
+      const response = parseRawResponse(text);
+      assert.equal(response.status, 408, text.slice(0, 300));
+      assert.match(response.body, /had not all arrived after 20000 ms/);
+    } finally {
+      await long.close();
+    }
+  },
+  { timeoutMs: 120_000 },
+);
+
+test("upload pace: with maxUploadsPerAddress, an address past its uploads in flight gets 503 busy, and the next one lands once one ends", async (api) => {
+  await using t = await startServer(api, {
+    maxUploadsPerAddress: 2,
+    uploadTimeoutMs: 30_000,
+  });
+  const slow = [
+    await announce(t.server.port, 200_000, "<"),
+    await announce(t.server.port, 200_000, "<"),
+  ];
+  try {
+    const pod = await signedPod(api);
+    let refused: Response | null = null;
+    for (let i = 0; i < 50; i++) {
+      const response = await upload(t.url, pod);
+      if (response.status === 503) {
+        refused = response;
+        break;
+      }
+      await response.body?.cancel();
+      await sleep(50);
+    }
+    assert.ok(refused !== null, "the third upload was never refused");
+    const body = await (refused as Response).json();
+    assert.equal(body.code, "busy");
+    assert.match(body.detail, /from your address/);
+    await slow[0]!.close();
+    let landed = 0;
+    for (let i = 0; i < 50 && landed === 0; i++) {
+      const response = await upload(t.url, pod);
+      if (response.status === 201) landed = 1;
+      await response.body?.cancel();
+      if (!landed) await sleep(50);
+    }
+    assert.equal(landed, 1, "no upload landed after one ended");
+  } finally {
+    await Promise.all(slow.map((conn) => conn.close()));
+  }
+});

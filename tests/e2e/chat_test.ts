@@ -3,22 +3,17 @@
 // loopback when this is root and `unshare` works, so no candidate or packet
 // can leave the machine.
 import assert from "node:assert/strict";
-import {
-  browserTest,
-  chromiumNotice,
-  runJourneyOk,
-} from "../support/browser.ts";
+import { journeyTest } from "../support/browser.ts";
 
-const JOURNEY = new URL("../support/chat_journey.ts", import.meta.url).pathname;
-chromiumNotice("the browser end-to-end test");
-
-browserTest(
+journeyTest(
+  "the browser end-to-end test",
   "chat pod: two browsers chat through the broker, then without it",
-  async () => {
-    // The README's picture is of the built chat (tests/e2e/examples_test.ts
+  "chat_journey.ts",
+  async (run) => {
+    // The tutorial's picture is of the built chat (tests/e2e/examples_test.ts
     // with UPDATE_SCREENSHOT=1); this one is of the hand-written chat.html.
     const screenshot = await Deno.makeTempFile({ suffix: ".png" });
-    await runJourneyOk(JOURNEY, [screenshot]);
+    await run([screenshot]);
     assert.ok(
       (await Deno.stat(screenshot)).size > 10_000,
       "a screenshot was taken",

@@ -1,4 +1,5 @@
-// The browser client against hostile peers (issue 19 items 1 and 3), in
+// The browser client against hostile peers (issue 19 items 1 and 3, issue
+// 26 item 5), in
 // real Chromium: tests/support/client_hostile_journey.ts, in a child process
 // inside a network namespace when it can.
 import assert from "node:assert/strict";
@@ -48,6 +49,20 @@ Deno.test({
   ignore: !hasChromium && !inCi,
   async fn() {
     const output = await hostile("cap", ["cap"]);
+    console.log(/^victim grew .*$/m.exec(output)?.[0]);
+  },
+});
+
+Deno.test({
+  name:
+    "security round 3, 5: hostile peers together cannot make a tab hold more than the room's receive budget (client, Chromium)",
+  ignore: !hasChromium && !inCi,
+  async fn() {
+    const output = await hostile("budget", [
+      "past the budget",
+      "honest message",
+    ]);
+    console.log(/^victim held .*$/m.exec(output)?.[0]);
     console.log(/^victim grew .*$/m.exec(output)?.[0]);
   },
 });

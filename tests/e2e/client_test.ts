@@ -158,6 +158,15 @@ Deno.test("joinRoom() rejects a session the broker would refuse", async () => {
       }),
     new TypeError("Cannot join: invalid maxMessageBytes 0"),
   );
+  await assert.rejects(
+    () =>
+      joinRoom({
+        url: "ws://127.0.0.1:1/signal",
+        session: "ok",
+        maxReceiveBytes: -1,
+      }),
+    new TypeError("Cannot join: invalid maxReceiveBytes -1"),
+  );
 });
 
 Deno.test("joinRoom() rejects when the broker is unreachable", async () => {

@@ -2,19 +2,10 @@
 // pod's own inline scripts run, script injected at run time does not. The
 // journey runs in a child process, inside a network namespace that has only
 // loopback when this is root and `unshare` works.
-import {
-  browserTest,
-  chromiumNotice,
-  runJourneyOk,
-} from "../support/browser.ts";
+import { journeyTest } from "../support/browser.ts";
 
-const JOURNEY =
-  new URL("../support/hashes_journey.ts", import.meta.url).pathname;
-chromiumNotice("the strict script policy browser test");
-
-browserTest(
+journeyTest(
+  "the strict script policy browser test",
   "scriptPolicy 'hashes': Chromium runs the pod's inline scripts and refuses injected ones",
-  async () => {
-    await runJourneyOk(JOURNEY);
-  },
+  "hashes_journey.ts",
 );

@@ -1,7 +1,7 @@
 // Slow clients (issue 11): a request head that does not arrive whole in
 // `headersTimeoutMs` gets 408 and the connection is closed, on the Node
 // adapter (run here on Deno's node:http, which honours it as Node does).
-// Deno.serve has no header timeout: see the README's "Limits and abuse".
+// Deno.serve has no header timeout: see docs/operators/public.md, "Limits and abuse".
 import assert from "node:assert/strict";
 import { createSignalServer } from "../../src/adapters/node.ts";
 import { silentLogger } from "../../src/_util/log.ts";

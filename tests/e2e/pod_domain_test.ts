@@ -2,19 +2,10 @@
 // `--pod-domain localhost`, each pod has its own origin and its storage. The
 // journey runs in a child process, inside a network namespace that has only
 // loopback when this is root and `unshare` works.
-import {
-  browserTest,
-  chromiumNotice,
-  runJourneyOk,
-} from "../support/browser.ts";
+import { journeyTest } from "../support/browser.ts";
 
-const JOURNEY =
-  new URL("../support/pod_domain_journey.ts", import.meta.url).pathname;
-chromiumNotice("the origin per pod browser test");
-
-browserTest(
+journeyTest(
+  "the origin per pod browser test",
   "podDomain localhost: Chromium lands on the pod's origin, keeps its storage apart, refuses service workers, and a 410 clears it",
-  async () => {
-    await runJourneyOk(JOURNEY);
-  },
+  "pod_domain_journey.ts",
 );

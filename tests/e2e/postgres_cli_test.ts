@@ -3,73 +3,38 @@
 // `delete` with --registry postgres, DATABASE_URL from the environment, and
 // usage errors; the password never shows.
 import assert from "node:assert/strict";
-import { MOD, signedPod, upload } from "../support/helpers.ts";
+import { ANY_LOCAL_PORT, spawnBroker } from "../support/broker_process.ts";
+import {
+  cli,
+  type CliRun,
+  MOD,
+  signedPod,
+  upload,
+} from "../support/helpers.ts";
 import { postgresForFile } from "../support/postgres.ts";
 import { assertSameBytes } from "../support/registry_contract.ts";
 
 // One server for the file, stopped by the last test.
 const { server, pgTest } = await postgresForFile();
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the Deno CLI to the end with `env` added. */
-async function cli(
-  args: string[],
-  env: Record<string, string> = {},
-): Promise<Run> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
-}
+type Run = CliRun;
 
 /** A CLI broker; everything it prints is kept (to look for the password). */
 async function spawnCliBroker(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ port: number; stop(): Promise<Run> }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args, "--port", "0", "--hostname", "127.0.0.1"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).spawn();
-  let err = "";
-  const stdout = new Response(child.stdout).text();
-  const stderrDone = (async () => {
-    for await (
-      const chunk of child.stderr.pipeThrough(new TextDecoderStream())
-    ) err += chunk;
-  })();
-  const stop = async () => {
-    try {
-      child.kill("SIGTERM");
-    } catch {
-      // already ended
-    }
-    const { code } = await child.status;
-    await stderrDone;
-    return { code, stdout: await stdout, stderr: err };
+  const broker = await spawnBroker(Deno.execPath(), [
+    "run",
+    "-A",
+    MOD,
+    ...args,
+    ...ANY_LOCAL_PORT,
+  ], { env, keep: true });
+  return {
+    port: broker.port,
+    stop: async () => ({ code: await broker.stop(), ...broker.output() }),
   };
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(err);
-    if (match) return { port: Number(match[1]), stop };
-    const ended = await Promise.race([
-      child.status.then(() => true),
-      new Promise<false>((resolve) => setTimeout(() => resolve(false), 50)),
-    ]);
-    if (ended) break;
-  }
-  const run = await stop();
-  throw new Error(`The broker did not start: ${run.stderr}`);
 }
 
 function assertNoPassword(run: Run, password: string) {

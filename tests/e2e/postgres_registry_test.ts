@@ -22,6 +22,7 @@ import {
   registryContract,
   sampleRecord,
 } from "../support/registry_contract.ts";
+import { trickyNames } from "../contract/_names.ts";
 
 // One server for the file, stopped by the last test.
 const { ignore: IGNORE, server, pgTest } = await postgresForFile();
@@ -409,6 +410,37 @@ pgTest(
 );
 
 // Last: stops the file's server (the `unload` handler covers a filter).
+pgTest(
+  "PostgresRegistry behind a broker: /meta gives back names with NUL, lone surrogates, U+2028 and non-BMP characters exactly as signed, and the readable copy holds no NUL",
+  async () => {
+    const { registry, url } = await freshRegistry();
+    const stored: [string, string][] = [];
+    try {
+      await using t = await startServer({ registry });
+      for (const name of trickyNames(24, 0x9e5)) {
+        const pod = await signedPod(undefined, { name });
+        const response = await upload(t.url, pod);
+        assert.equal(response.status, 201, JSON.stringify(name));
+        stored.push([(await response.json()).id, name]);
+      }
+      for (const [id, name] of stored) {
+        const meta = await (await fetch(`${t.url}/${id}/meta`)).json();
+        assert.ok(meta.name === name, JSON.stringify([meta.name, name]));
+      }
+    } finally {
+      await registry.close();
+    }
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const rows = await sql`SELECT name FROM pod_broker_pods`;
+      assert.equal(rows.length, stored.length);
+      for (const { name } of rows) assert.ok(!name.includes("\u0000"));
+    } finally {
+      await sql.end();
+    }
+  },
+);
+
 pgTest("PostgreSQL for this file stops", async () => {
   await server().stop();
 });

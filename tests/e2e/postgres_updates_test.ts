@@ -7,7 +7,15 @@ import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { MIGRATIONS } from "../../src/registries/postgres_schema.ts";
-import { newSeed, signedPod, startServer, upload } from "../support/helpers.ts";
+import { updateHeaders } from "../contract/_support.ts";
+import {
+  DENO_API,
+  newSeed,
+  putUpdate,
+  signedPod,
+  startServer,
+  upload,
+} from "../support/helpers.ts";
 import { postgresForFile } from "../support/postgres.ts";
 import { runUpdateCrashLoop } from "../support/update_crash.ts";
 import {
@@ -169,11 +177,7 @@ pgTest(
       const v2 = await signedPod("<p>two</p>", {
         createdAt: "2026-01-02T00:00:00Z",
       }, seed);
-      const updated = await fetch(`${a.url}/${id}`, {
-        method: "PUT",
-        headers: { "Content-Type": "text/html" },
-        body: v2,
-      });
+      const updated = await putUpdate(a.url, id, v2, seed);
       assert.equal(updated.status, 200, await updated.clone().text());
       const deadline = Date.now() + 1_000;
       let served = "";
@@ -191,6 +195,59 @@ pgTest(
       assert.equal(meta.version, 2);
     } finally {
       await Promise.all(registries.map((registry) => registry.close()));
+    }
+  },
+);
+
+pgTest(
+  "update bound to its pod (postgres): a keyless PUT of the owner's other pod is 403 update_unauthorized; a statement naming a version no longer stored is 409 stale_update",
+  async () => {
+    const url = server().url(await server().createDatabase());
+    const registry = await PostgresRegistry.open({ url });
+    try {
+      await using broker = await startServer({ registry });
+      const seed = await newSeed();
+      const pod = (text: string, day: string) =>
+        signedPod(`<p>${text}</p>`, {
+          createdAt: `2026-01-${day}T00:00:00Z`,
+        }, seed);
+      const a = await pod("A", "01");
+      const b = await pod("B", "02");
+      const [idA] = await Promise.all([a, b].map(async (blob) => {
+        const created = await upload(broker.url, blob);
+        assert.equal(created.status, 201);
+        return (await created.json()).id as string;
+      }));
+      const keyless = await fetch(`${broker.url}/${idA}`, {
+        method: "PUT",
+        headers: { "Content-Type": "text/html" },
+        body: b,
+      });
+      assert.equal(keyless.status, 403);
+      assert.equal((await keyless.json()).code, "update_unauthorized");
+      // Two updates signed for v1: the first lands, the second is stale.
+      const v2 = await pod("A2", "03");
+      const v3 = await pod("A3", "04");
+      const forV2 = await updateHeaders(DENO_API, broker.url, idA!, v2, seed);
+      const forV3 = await updateHeaders(DENO_API, broker.url, idA!, v3, seed);
+      const put = (body: Uint8Array<ArrayBuffer>, headers: object) =>
+        fetch(`${broker.url}/${idA}`, {
+          method: "PUT",
+          headers: { "Content-Type": "text/html", ...headers },
+          body,
+        });
+      assert.equal((await put(v2, forV2)).status, 200);
+      const stale = await put(v3, forV3);
+      assert.equal(stale.status, 409);
+      assert.equal((await stale.json()).code, "stale_update");
+      const meta = await (await fetch(`${broker.url}/${idA}/meta`)).json();
+      assert.equal(meta.version, 2);
+      assert.equal(
+        await (await fetch(`${broker.url}/${idA}`)).text(),
+        new TextDecoder().decode(v2),
+      );
+    } finally {
+      await registry.close();
     }
   },
 );

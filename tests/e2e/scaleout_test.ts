@@ -1,5 +1,5 @@
 // Past one machine (issue 14): two CLI brokers sharing one PostgreSQL and
-// one Redis, started the way the README's "Scale-out" says (secrets from
+// one Redis, started the way docs/operators/scale-out.md says (secrets from
 // the environment): a pod uploaded through A is served by B with its hits
 // counted once for both, peers on A and B share a session and signal each
 // other, and a takedown on the shared database is seen by both.
@@ -11,6 +11,7 @@ import {
   runJourney,
 } from "../support/browser.ts";
 import {
+  ANY_LOCAL_PORT,
   cli,
   MOD,
   signedPod,
@@ -44,10 +45,7 @@ Deno.test({
       "postgres",
       "--bus",
       "redis",
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
     ];
     await using a = await spawnBroker(args, undefined, env);
     await using b = await spawnBroker(args, undefined, env);

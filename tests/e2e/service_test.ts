@@ -1,11 +1,16 @@
-// The README's systemd unit ("Running as a service"), run without systemd:
+// The systemd unit of docs/operators/service.md, run without systemd:
 // its ExecStart started as written (paths replaced with temporary ones), on
 // Deno and, with the packed npm package, on Node 22; the
 // broker's own PID in its first log line, ExecReload's SIGHUP reloading the
-// deny list (and keeping it when the new file is bad), SIGTERM a clean exit.
+// deny list (and keeping it when the new file is bad), SIGTERM a clean exit;
+// and its permissions let it read its secrets from the environment.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { signedPod } from "../support/helpers.ts";
+import { signedPod, spawnBroker } from "../support/helpers.ts";
+import { blocksRunBy } from "../support/doc_blocks.ts";
+import { assertEnvBroker, startEnvServices } from "../support/env_start.ts";
+import { havePostgres } from "../support/postgres.ts";
+import { haveRedis } from "../support/redis.ts";
 import {
   ensureTarball,
   installTarball,
@@ -15,17 +20,18 @@ import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { parsePod } from "../../src/pod/format.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
+const inCi = Boolean(Deno.env.get("CI"));
 
-/** The `[Service]` settings of the README's unit, and its Node ExecStart. */
-async function readmeUnit(): Promise<
+/** The `[Service]` settings of the docs' unit, and its Node ExecStart. */
+async function documentedUnit(): Promise<
   { settings: Map<string, string>; nodeExecStart: string }
 > {
-  const readme = await Deno.readTextFile(join(ROOT, "README.md"));
-  const section = readme.slice(readme.indexOf("### Running as a service"));
-  const [unit, node] = [...section.matchAll(/```ini\n([\s\S]*?)```/g)].map((
-    match,
-  ) => match[1]!);
-  assert.ok(unit && node, "README.md has the service unit and its Node line");
+  const [unit, node] = (await blocksRunBy(
+    "docs/operators/service.md",
+    "ini",
+    import.meta.url,
+  )).map((block) => block.text);
+  assert.ok(unit && node, "service.md has the unit and its Node line");
   const settings = new Map<string, string>();
   for (const line of unit.split("\n")) {
     const match = /^([A-Za-z]+)=(.*)$/.exec(line);
@@ -169,8 +175,8 @@ function environment(settings: Map<string, string>): Record<string, string> {
   return { [key!]: value! };
 }
 
-Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
-  const { settings } = await readmeUnit();
+Deno.test("the documented systemd unit runs the broker itself: PID logged, HUP reloads the deny list, TERM exits 0", async () => {
+  const { settings } = await documentedUnit();
   assert.equal(settings.get("ExecReload"), "/bin/kill -HUP $MAINPID");
   assert.equal(settings.get("WorkingDirectory"), "/opt/pod-broker");
   await runService(
@@ -183,11 +189,11 @@ Deno.test("the README's systemd unit runs the broker itself: PID logged, HUP rel
 
 Deno.test({
   name:
-    "the README's Node ExecStart runs the npm package's entry: PID logged, HUP reloads, TERM exits 0",
+    "the documented Node ExecStart runs the npm package's entry: PID logged, HUP reloads, TERM exits 0",
   // Builds (or reuses) and installs the npm package, as the contract suite
   // on Node does.
   async fn() {
-    const { settings, nodeExecStart } = await readmeUnit();
+    const { settings, nodeExecStart } = await documentedUnit();
     const project = await installTarball(await ensureTarball());
     try {
       await runService(
@@ -199,5 +205,39 @@ Deno.test({
     } finally {
       await Deno.remove(project, { recursive: true });
     }
+  },
+});
+
+/**
+ * The unit's ExecStart with its own permissions, on PostgreSQL, Redis and
+ * TURN configured from the environment (systemd's Environment= or
+ * EnvironmentFile=): the broker starts and uses each.
+ */
+Deno.test({
+  name:
+    "the documented systemd unit reads POD_BROKER_TURN_SECRET, DATABASE_URL and REDIS_URL from its environment",
+  ignore: !inCi && !(havePostgres() && haveRedis()),
+  async fn() {
+    const { settings } = await documentedUnit();
+    const [program, ...args] = settings.get("ExecStart")!.split(" ");
+    assert.equal(program, "/usr/local/bin/deno");
+    // The runtime's flags and the entry point, as the unit has them.
+    const entry = args.indexOf("src/mod_node.ts");
+    assert.ok(entry > 0, "ExecStart runs src/mod_node.ts");
+    await using services = await startEnvServices();
+    await using broker = await spawnBroker(
+      [
+        ...args.slice(0, entry + 1),
+        ...services.flags,
+        "--port",
+        "0",
+        "--hostname",
+        "127.0.0.1",
+      ],
+      ROOT,
+      { ...environment(settings), ...services.env },
+    );
+    await assertEnvBroker(`http://127.0.0.1:${broker.port}`, services);
+    assert.equal(await broker.stop(), 0);
   },
 });

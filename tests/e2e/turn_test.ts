@@ -1,13 +1,15 @@
 // A real coturn accepts the TURN credentials the broker hands out in
 // `joined`, and refuses them once they expire (issue 9).
 import assert from "node:assert/strict";
+import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
+import { freePort } from "../support/ports.ts";
 import {
-  allocate,
-  freePort,
-  haveCoturn,
-  startCoturn,
-} from "../support/coturn.ts";
-import { MOD, spawnBroker, startServer } from "../support/helpers.ts";
+  ANY_LOCAL_PORT,
+  MOD,
+  spawnBroker,
+  startServer,
+} from "../support/helpers.ts";
+import { blocksRunBy } from "../support/doc_blocks.ts";
 import { type Frame, TestClient } from "../support/ws.ts";
 
 const inCi = Boolean(Deno.env.get("CI"));
@@ -24,7 +26,7 @@ function turnEntry(frame: Frame): { username: string; credential: string } {
 
 Deno.test({
   name:
-    "coturn allocates with the credentials of a real joined frame from the CLI broker set up as the README says",
+    "coturn allocates with the credentials of a real joined frame from the CLI broker set up as docs/operators/turn.md says",
   ignore: !have && !inCi,
   async fn() {
     assert.ok(have, "coturn is missing: apt-get install -y coturn");
@@ -43,10 +45,7 @@ Deno.test({
         "run",
         "-A",
         MOD,
-        "--port",
-        "0",
-        "--hostname",
-        "127.0.0.1",
+        ...ANY_LOCAL_PORT,
         "--stun-url",
         `stun:127.0.0.1:${coturn.port}`,
         "--turn-url",
@@ -152,26 +151,23 @@ Deno.test({
   },
 });
 
-/** The coturn configuration of README.md ("coturn, safe on the internet"). */
-async function readmeCoturnConfig(): Promise<string> {
-  const readme = await Deno.readTextFile(
-    new URL("../../README.md", import.meta.url),
+/** The coturn configuration of docs/operators/turn.md. */
+async function documentedCoturnConfig(): Promise<string> {
+  const [block] = await blocksRunBy(
+    "docs/operators/turn.md",
+    "ini",
+    import.meta.url,
   );
-  const section = readme.slice(
-    readme.indexOf("### coturn, safe on the internet"),
-  );
-  const block = /```ini\n([\s\S]*?)```/.exec(section);
-  assert.ok(block, "README.md has no coturn configuration block");
-  return block[1]!;
+  return block!.text;
 }
 
 Deno.test({
   name:
-    "the README's coturn configuration takes the broker's credentials, serves turns:, and refuses to relay to loopback",
+    "the documented coturn configuration takes the broker's credentials, serves turns:, and refuses to relay to loopback",
   ignore: !have && !inCi,
   async fn() {
     assert.ok(have, "coturn is missing: apt-get install -y coturn");
-    const text = await readmeCoturnConfig();
+    const text = await documentedCoturnConfig();
     const secret = `secret-${crypto.randomUUID()}`;
     let tlsPort = 0;
     // The operator's file with this test's addresses, ports, secret and a
@@ -179,7 +175,7 @@ Deno.test({
     await using coturn = await startCoturn({
       secret,
       async config(port, dir) {
-        tlsPort = await freePort("127.0.0.1");
+        tlsPort = await freePort({ udp: true });
         const made = await new Deno.Command("openssl", {
           args: [
             "req",
@@ -238,7 +234,7 @@ Deno.test({
     }
     assert.ok(
       !/^allow-loopback-peers/m.test(text),
-      "allow-loopback-peers in the README",
+      "allow-loopback-peers in the docs",
     );
     await using t = await startServer({
       turn: {

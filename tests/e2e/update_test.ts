@@ -3,19 +3,10 @@
 // reload runs it at the same URL, on a broker's host and on a pod's own
 // origin. The journey runs in a child process, inside a network namespace
 // that has only loopback when this is root and `unshare` works.
-import {
-  browserTest,
-  chromiumNotice,
-  runJourneyOk,
-} from "../support/browser.ts";
+import { journeyTest } from "../support/browser.ts";
 
-const JOURNEY =
-  new URL("../support/update_journey.ts", import.meta.url).pathname;
-chromiumNotice("the signed update browser test");
-
-browserTest(
+journeyTest(
+  "the signed update browser test",
   "updates: a visitor's page shows 'new version available' after publish --update, and a reload runs v2 at the same URL",
-  async () => {
-    await runJourneyOk(JOURNEY);
-  },
+  "update_journey.ts",
 );

@@ -125,3 +125,23 @@ export async function runJourneyOk(
   }
   return result;
 }
+
+/**
+ * A Chromium test ({@linkcode browserTest}, with {@linkcode chromiumNotice}'s
+ * note naming `what`) of the journey tests/support/JOURNEY, which runs in a
+ * child process inside a loopback-only network namespace where it can
+ * ({@linkcode runJourney}). `fn` is given the run, to pass arguments and
+ * check what the journey left; by default the run must end "journey ok".
+ */
+export function journeyTest(
+  what: string,
+  name: string,
+  journey: string,
+  fn: (run: (args?: string[]) => Promise<JourneyResult>) => Promise<void> = (
+    run,
+  ) => run().then(() => {}),
+): void {
+  const path = new URL(`./${journey}`, import.meta.url).pathname;
+  chromiumNotice(what);
+  browserTest(name, () => fn((args = []) => runJourneyOk(path, args)));
+}

@@ -13,6 +13,7 @@ import { chromium } from "playwright-core";
 import { buildPod } from "../../src/build/mod.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { reportViolationEvents, watchPage } from "./page_watch.ts";
 import { newSeed, startServer, upload } from "./helpers.ts";
 
 const FIXTURE =
@@ -40,20 +41,8 @@ try {
   const { url } = await uploaded.json();
 
   const page = await browser.newPage();
-  page.on("console", (message) => {
-    const text = message.text();
-    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
-  });
-  page.on("pageerror", (error) => errors.push(error.message));
-  // Injected by the browser itself (not subject to the page's policy): the
-  // violation events, reported on the console like Chromium's own messages.
-  await page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      console.error(
-        `Content Security Policy violation event: ${event.violatedDirective} ${event.blockedURI}`,
-      );
-    }, true);
-  });
+  watchPage(page, violations, errors);
+  await reportViolationEvents(page);
   await page.goto(url);
   for (const marker of ["app", "classic", "wasm", "module"]) {
     await page.waitForSelector(`body[data-${marker}="done"]`, WAIT);

@@ -16,6 +16,7 @@ import { signPod } from "../../src/pod/sign.ts";
 import { silentLogger } from "../../src/_util/log.ts";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { watchPage } from "./page_watch.ts";
 
 const WAIT = { timeout: 20_000 };
 const OPEN_PEERS = '#peers li[data-state="open"]';
@@ -37,11 +38,7 @@ async function openPod(browser: Browser, url: string): Promise<Tab> {
   // Without a media permission Chromium offers no loopback ICE candidate.
   await context.grantPermissions(["camera", "microphone"]);
   const page = await context.newPage();
-  page.on("console", (message) => {
-    const text = message.text();
-    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
-  });
-  page.on("pageerror", (error) => errors.push(error.message));
+  watchPage(page, violations, errors);
   await page.goto(url);
   await page.waitForSelector('#status[data-state="connected"]', WAIT);
   const id = (await page.locator("#me").textContent())!;

@@ -11,11 +11,17 @@
 //   ITEM "cap" (issue 19 item 3): a peer streams chunks that never end a
 //   message; the victim closes the link and its memory stays bounded. A
 //   control message past 1 KiB closes the link too.
+//   ITEM "budget" (issue 26 item 5): five peers each stream 15/16 of the
+//   victim's maxMessageBytes (4 MiB here) without ever ending a message, so
+//   no link passes its cap; the room (default budget: 4 x that, 16 MiB)
+//   closes a link holding the most, never an honest peer's whose message is
+//   smaller, and the victim's memory stays within the budget.
 // Prints "<step> ok" per step, then "hostile journey ok"; exits non-zero
 // with the failed assertion.
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import {
+  binary,
   events,
   open,
   type Peer,
@@ -112,6 +118,13 @@ H.flood = async (sid, bytes) => {
   }
   return sent;
 };
+// Resolves once what the channel buffered has gone out (or it closed).
+H.drained = async (sid) => {
+  const { dc } = H.links.get(sid);
+  while (dc.readyState === "open" && dc.bufferedAmount > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
 `;
 
 /** Header bits of a frame (see src/client/negotiation.ts). */
@@ -127,6 +140,7 @@ type HostileWin = {
     connect(sid: string): Promise<{ id: string; sid: string }>;
     send(sid: string, flags: number, text: string): void;
     flood(sid: string, bytes: number): Promise<number>;
+    drained(sid: string): Promise<void>;
   };
 };
 
@@ -338,14 +352,95 @@ async function cap(browser: Browser, url: string): Promise<void> {
   console.log("cap ok");
 }
 
-const item = Deno.args[0];
-assert.ok(item === "ids" || item === "cap", "usage: ITEM is ids or cap");
+/**
+ * The victim's `maxMessageBytes` in "budget", a quarter of the default so
+ * that the test moves a quarter of the bytes; its receive budget is then
+ * the default 4 × that, 16 MiB.
+ */
+const MAX = 4 << 20;
+/** What each hostile peer of "budget" makes the victim hold: under MAX. */
+const PARTIAL = MAX * 15 / 16;
+
+/** Floods `v` from `h` with PARTIAL bytes (or more) that end no message. */
+async function partial(h: Hostile, v: Peer): Promise<number> {
+  const sid = h.sids.get(v.id)!;
+  return await h.page.evaluate(async ([sid, bytes]) => {
+    const { H } = globalThis as unknown as HostileWin;
+    const sent = await H.flood(sid, bytes);
+    await H.drained(sid);
+    return sent;
+  }, [sid, PARTIAL] as const);
+}
+
+/** The ids `peer` saw leave, in order. */
+async function left(peer: Peer): Promise<string[]> {
+  return (await events(peer)).filter((e) => e[0] === "peerleave").map((e) =>
+    e[1]
+  );
+}
+
+async function budget(browser: Browser, url: string): Promise<void> {
+  const session = `${url}#budget-${crypto.randomUUID().slice(0, 8)}`;
+  const { page } = await open(browser, session, false);
+  const v: Peer = {
+    page,
+    id: await page.evaluate(
+      (max) => (globalThis as unknown as Win).T.join({ maxMessageBytes: max }),
+      MAX,
+    ),
+  };
+  const x = await open(browser, session);
+  await waitLinked([v, x]);
+  const before = await memory(v);
+  // Four hostile peers hold 15.2 MiB of the victim's 16 MiB: allowed.
+  const hs: Hostile[] = [];
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const h = await hostile(browser, session, hs);
+    hs.push(h);
+    ids.push(
+      await h.page.evaluate(() => (globalThis as unknown as HostileWin).H.id),
+    );
+    if (i < 4) assert.ok(await partial(h, v) >= PARTIAL, "all sent");
+  }
+  assert.deepEqual(await left(v), [], "no link closed within the budget");
+  // The fifth goes past it: a link holding the most is closed, not the
+  // fifth's, which holds less when the budget runs out.
+  await partial(hs[4]!, v);
+  const held = await memory(v) - before;
+  console.log(`victim held ${held.toFixed(1)} MiB after five floods`);
+  await v.page.waitForFunction(
+    () =>
+      (globalThis as unknown as Win).T.events.some((e) => e[0] === "peerleave"),
+    undefined,
+    WAIT,
+  );
+  const first = await left(v);
+  assert.equal(first.length, 1, JSON.stringify(first));
+  assert.ok(ids.slice(0, 4).includes(first[0]!), "a largest holder closed");
+  console.log("past the budget ok");
+  // An honest peer's message, smaller than what each hostile link holds,
+  // goes through: another hostile link is closed to make room.
+  await binary(x, MAX / 2, "Uint8Array", [v], v);
+  const second = await left(v);
+  assert.equal(second.length, 2, JSON.stringify(second));
+  assert.ok(ids.includes(second[1]!) && second[1] !== first[0]);
+  const peers = await v.page.evaluate(() =>
+    (globalThis as unknown as Win).T.room.peers
+  );
+  assert.ok(peers.includes(x.id) && peers.includes(ids[4]!), String(peers));
+  const grown = await memory(v) - before;
+  console.log(`victim grew ${grown.toFixed(1)} MiB in all`);
+  assert.ok(grown < 4 * MAX / 2 ** 20 + 2, `the victim grew by ${grown} MiB`);
+  console.log("honest message ok");
+}
+
+const JOURNEYS = { ids, cap, budget };
+const item = Deno.args[0] as keyof typeof JOURNEYS;
+assert.ok(item in JOURNEYS, "usage: ITEM is ids, cap or budget");
 const broker = await podBroker();
 try {
-  await withChromium(
-    true,
-    (browser) => (item === "ids" ? ids : cap)(browser, broker.url),
-  );
+  await withChromium(true, (browser) => JOURNEYS[item](browser, broker.url));
   assert.deepEqual(problems, [], "no CSP violation or page error");
 } finally {
   await broker.stop();

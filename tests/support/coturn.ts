@@ -1,8 +1,8 @@
 // A private coturn (`turnserver`, Debian's coturn) for the TURN tests: one
 // config file in a temp dir (the secret is in the file, never in argv, so it
 // is not in the process list), a free port, stopped by PID.
-import { createSocket } from "node:dgram";
 import { existsSync } from "node:fs";
+import { freePort, waitForPort } from "./ports.ts";
 
 /** Debian's coturn binaries. */
 export const TURNSERVER = "/usr/bin/turnserver";
@@ -51,28 +51,11 @@ export interface CoturnOptions {
   config?: (port: number, dir: string) => string | Promise<string>;
 }
 
-/** A port that is free for both TCP and UDP on `ip` right now. */
-export async function freePort(ip: string): Promise<number> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const tcp = Deno.listen({ hostname: ip, port: 0 });
-    const { port } = tcp.addr as Deno.NetAddr;
-    tcp.close();
-    const udp = createSocket("udp4");
-    const free = await new Promise<boolean>((resolve) => {
-      udp.once("error", () => resolve(false));
-      udp.bind(port, ip, () => resolve(true));
-    });
-    await new Promise<void>((resolve) => udp.close(() => resolve()));
-    if (free) return port;
-  }
-  throw new Error("Cannot find a free port for coturn");
-}
-
 /** Starts `turnserver` and waits until it listens. */
 export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
   const ip = options.ip ?? "127.0.0.1";
   const dir = await Deno.makeTempDir({ prefix: "coturn-" });
-  const port = options.port ?? await freePort(ip);
+  const port = options.port ?? await freePort({ udp: true, host: ip });
   const logFile = `${dir}/turn.log`;
   const own = [
     `log-file=${logFile}`,
@@ -132,19 +115,11 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
     return stopped;
   };
   // Listening once a TCP connection to the port is accepted.
-  for (let attempt = 0;; attempt++) {
-    try {
-      (await Deno.connect({ hostname: ip, port })).close();
-      break;
-    } catch {
-      if (attempt >= 100) {
-        const text = await log();
-        await stop();
-        throw new Error(`coturn did not start: ${text.slice(-2000)}`);
-      }
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  await waitForPort(port, "coturn", { host: ip }).catch(async (error) => {
+    const text = await log();
+    await stop();
+    throw new Error(`${error.message}: ${text.slice(-2000)}`);
+  });
   return { port, log, stop, [Symbol.asyncDispose]: stop };
 }
 

@@ -24,6 +24,7 @@ import {
 import { buildPod } from "../../src/build/mod.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { reportViolationEvents, watchPage } from "./page_watch.ts";
 import { newSeed, startServer, upload } from "./helpers.ts";
 
 const WAIT = { timeout: 20_000 };
@@ -69,20 +70,8 @@ async function open(browser: Browser, url: string, me: string): Promise<Tab> {
   // Without a media permission Chromium offers no loopback ICE candidate.
   await context.grantPermissions(["camera", "microphone"]);
   const page = await context.newPage();
-  page.on("console", (message) => {
-    const text = message.text();
-    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
-  });
-  page.on("pageerror", (error) => errors.push(error.message));
-  // Injected by the browser (not subject to the page's policy): violation
-  // events, reported on the console like Chromium's own messages.
-  await page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      console.error(
-        `Content Security Policy violation event: ${event.violatedDirective} ${event.blockedURI}`,
-      );
-    }, true);
-  });
+  watchPage(page, violations, errors);
+  await reportViolationEvents(page);
   await page.goto(url);
   await page.waitForSelector('#status[data-state="connected"]', WAIT);
   const id = (await page.locator(me).textContent())!;
@@ -268,7 +257,7 @@ async function chat(
   assert.deepEqual(hook, [a.id, 1, { [b.id]: "direct" }]);
 }
 
-/** Both tabs in one picture, as the README shows the chat. */
+/** Both tabs in one picture, as the tutorial shows the chat. */
 async function sideBySide(
   browser: Browser,
   tabs: Tab[],

@@ -1,7 +1,8 @@
 // The strict script policy in real Chromium, run by e2e_hashes_test.ts
 // (inside a loopback-only network namespace when it can): a pod whose inline
 // scripts are awkward to hash (CR LF, a lone CR, an invalid UTF-8 byte, NUL,
-// non-ASCII, `&amp;` in HTML and in SVG, a module, a template clone) is
+// non-ASCII, `&amp;` in HTML and in SVG, a module, a template clone, an
+// inline event handler) is
 // served by a real broker with `scriptPolicy: "hashes"`: every one of its
 // scripts runs, and script injected at run time (an inline handler through
 // innerHTML, a created <script>) does not run and is reported as a CSP
@@ -29,6 +30,7 @@ export const POD_SCRIPTS: readonly string[] = [
   "svg:&",
   "template",
   "module",
+  "handler",
 ];
 
 /**
@@ -68,6 +70,8 @@ export function strictPodBytes(): Uint8Array {
     `<template id="tpl"><script>${push('"template"')}</script></template>\n`,
     "<script>document.body.append(document.getElementById('tpl').content.cloneNode(true));</script>\n",
     `<script type="module">${push('"module"')}</script>\n`,
+    // A signed event handler runs under the strict policy too.
+    `<img src="data:," onerror="${push("'handler'")}">\n`,
     "</body></html>\n",
   ];
   const chunks = parts.map((part) =>

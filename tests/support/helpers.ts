@@ -4,13 +4,21 @@
 // here to the Deno build.
 import config from "../../deno.json" with { type: "json" };
 import * as mod from "../../src/mod.ts";
+import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import type { SignPodOptions } from "../../src/pod/sign.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import * as support from "../contract/_support.ts";
+import {
+  ANY_LOCAL_PORT,
+  type BrokerProcess,
+  spawnBroker as spawnProcess,
+} from "./broker_process.ts";
 
+export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
 export {
+  type CliRun,
   replaceText,
   SAMPLE_HTML,
   type TestServer,
@@ -24,9 +32,11 @@ export const MOD: string =
 /** The Deno build as the contract suite sees it (tests/contract/). */
 export const DENO_API: support.ContractApi = {
   ...mod,
+  ...adapter,
   createRedisBus,
   PostgresRegistry,
   runtime: "deno",
+  http: "Deno.serve",
   cli: [Deno.execPath(), "run", "-A", MOD],
   version: config.version,
 };
@@ -52,79 +62,41 @@ export function signedPod(
   return support.signedPod(DENO_API, html, options, seed);
 }
 
-/** A broker process started by {@linkcode spawnBroker}. */
-export interface BrokerProcess extends AsyncDisposable {
-  /** The port it logged as listening on. */
-  port: number;
-  /** Sends SIGTERM and resolves with the exit code. */
-  stop(): Promise<number>;
+/**
+ * PUTs `pod` to /ID as text/html with `seed`'s `Pod-Update-Signature` for
+ * the version stored now (from /ID/meta).
+ */
+export function putUpdate(
+  url: string,
+  id: string,
+  pod: Uint8Array<ArrayBuffer>,
+  seed: Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return support.putUpdate(DENO_API, url, id, pod, seed, headers);
 }
 
 /**
  * Runs `deno ARGS` (a broker's command line) and waits until it logs
  * "listening on http://HOST:PORT".
  */
-export async function spawnBroker(
+export function spawnBroker(
   args: string[],
   cwd?: string,
   env: Record<string, string> = {},
 ): Promise<BrokerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    ...(cwd ? { cwd } : {}),
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-    env: { NO_COLOR: "1", ...env },
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  const release = async () => {
-    reader.releaseLock();
-    await child.stderr.cancel().catch(() => {});
-  };
-  let log = "";
-  let match: RegExpExecArray | null = null;
-  while (!(match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(log))) {
-    const { done, value } = await reader.read();
-    if (done) {
-      await release();
-      await child.status;
-      throw new Error(`The broker ended before listening: ${log}`);
-    }
-    log += value;
-  }
-  await release();
-  let stopped: Promise<number> | undefined;
-  const stop = () => {
-    stopped ??= (async () => {
-      child.kill("SIGTERM");
-      return (await child.status).code;
-    })();
-    return stopped;
-  };
-  return {
-    port: Number(match[1]),
-    stop,
-    [Symbol.asyncDispose]: async () => void await stop(),
-  };
+  return spawnProcess(Deno.execPath(), args, { ...(cwd ? { cwd } : {}), env });
 }
 
-/** What a finished CLI run printed. */
-export interface CliRun {
-  /** Exit code. */
-  code: number;
-  /** Everything written to stdout. */
-  stdout: string;
-  /** Everything written to stderr. */
-  stderr: string;
-}
-
-/** Runs `pod-broker ARGS` (the Deno CLI) to the end. */
-export async function cli(args: string[]): Promise<CliRun> {
+/** Runs `pod-broker ARGS` (the Deno CLI) to the end, with `env` added. */
+export async function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<support.CliRun> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MOD, ...args],
     stdin: "null",
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).output();
   const text = new TextDecoder();
   return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
@@ -140,9 +112,6 @@ export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
     "sqlite",
     "--data-dir",
     dataDir,
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
+    ...ANY_LOCAL_PORT,
   ]);
 }

@@ -1,8 +1,8 @@
 /**
- * The README's options table, rendered from the options table in
+ * The options table of docs/operators/options.md, rendered from the options table in
  * `src/config/table.ts` (between the `options-table` markers): written by
  * `deno task docs` (scripts/options_doc.ts) and compared by
- * `tests/unit/options_test.ts`, which fails when the README drifts.
+ * `tests/unit/options_test.ts`, which fails when the page drifts.
  *
  * @module
  */
@@ -58,9 +58,9 @@ function flagCell(row: TableRow): string {
 }
 
 /**
- * The README text with its options table replaced by a fresh one.
+ * A page's text with its options table replaced by a fresh one.
  *
- * @param readme The README's text.
+ * @param readme The page's text.
  * @returns The updated text.
  * @throws {Error} When the markers are missing.
  */
@@ -68,7 +68,9 @@ export function withOptionsTable(readme: string): string {
   const start = readme.indexOf(MARKERS[0]);
   const end = readme.indexOf(MARKERS[1]);
   if (start === -1 || end < start) {
-    throw new Error("Cannot find the options-table markers in README.md");
+    throw new Error(
+      "Cannot find the options-table markers in docs/operators/options.md",
+    );
   }
   return `${readme.slice(0, start)}${
     MARKERS[0]

@@ -14,7 +14,13 @@ import { Buffer } from "node:buffer";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { buildPod } from "../../src/build/mod.ts";
-import { newSeed, signedPod, startServer, upload } from "./helpers.ts";
+import {
+  newSeed,
+  putUpdate,
+  signedPod,
+  startServer,
+  upload,
+} from "./helpers.ts";
 
 /** A pod whose own script counts its visits in localStorage. */
 const POD = `<!doctype html>
@@ -103,11 +109,7 @@ async function journey(page: Page): Promise<void> {
     { createdAt: "2026-02-01T00:00:00Z" },
     seed,
   );
-  const updated = await fetch(`${server.url}/${first.id}`, {
-    method: "PUT",
-    headers: { "Content-Type": "text/html" },
-    body: v2 as BodyInit,
-  });
+  const updated = await putUpdate(server.url, first.id, v2, seed);
   assert.equal(updated.status, 200, await updated.clone().text());
   assert.equal((await updated.json()).version, 2);
   // (A new URL: the visitor's cache may keep v1 for its max-age.)

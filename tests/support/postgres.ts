@@ -6,6 +6,7 @@
 // given to initdb, never in argv.
 import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
+import { freePort } from "./ports.ts";
 
 /** The directory of Debian's PostgreSQL binaries (the newest version), or null. */
 export function postgresBinDir(): string | null {
@@ -55,13 +56,6 @@ export interface TestPostgres extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
 async function userIds(name: string): Promise<{ uid: number; gid: number }> {
   const id = async (flag: string) => {
     const { stdout, success } = await new Deno.Command("id", {
@@ -94,7 +88,7 @@ export async function startPostgres(): Promise<TestPostgres> {
   const dataDir = `${dir}/data`;
   const socketDir = `${dir}/socket`;
   const password = `pw-${crypto.randomUUID()}`;
-  const port = freePort();
+  const port = await freePort();
   await Deno.mkdir(socketDir);
   await Deno.writeTextFile(`${dir}/pwfile`, `${password}\n`, { mode: 0o600 });
   // Not as root: initdb and postgres refuse it.

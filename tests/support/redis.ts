@@ -3,6 +3,7 @@
 // stopped by PID. `restart()` stops it and starts it again on the same port,
 // empty, as a crashed Redis without persistence comes back.
 import { existsSync } from "node:fs";
+import { freePort, waitForPort } from "./ports.ts";
 
 /** Debian's Redis server. */
 export const REDIS_SERVER = "/usr/bin/redis-server";
@@ -37,32 +38,10 @@ export interface TestRedis extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-async function waitForPort(port: number, child: Deno.ChildProcess) {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    try {
-      const conn = await Deno.connect({ hostname: "127.0.0.1", port });
-      conn.close();
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  child.kill("SIGKILL");
-  await child.status;
-  throw new Error(`Cannot start redis-server: port ${port} never opened`);
-}
-
 /** Starts a private redis-server and waits until it accepts connections. */
 export async function startRedis(): Promise<TestRedis> {
   const dir = await Deno.makeTempDir({ prefix: "redis-" });
-  const port = freePort();
+  const port = await freePort();
   const password = `pw-${crypto.randomUUID()}`;
   const config = [
     "bind 127.0.0.1",
@@ -83,7 +62,10 @@ export async function startRedis(): Promise<TestRedis> {
       stdout: "null",
       stderr: "null",
     }).spawn();
-    await waitForPort(port, child);
+    await waitForPort(port, "redis-server").catch(async (error) => {
+      await kill();
+      throw error;
+    });
   };
   const kill = async () => {
     const running = child;

@@ -1,7 +1,9 @@
 // The contract every Registry must keep, run against each implementation.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
+import fc from "fast-check";
 import type { PodRecord, Registry } from "../../src/registries/types.ts";
+import { FIXED_NAMES, TRICKY_CHARACTERS } from "../contract/_names.ts";
 
 /** A record for `id` with fixed fields. */
 export function sampleRecord(id: string, blob: Uint8Array): PodRecord {
@@ -236,6 +238,51 @@ async function readChunks(
   return { bytes, chunks, largest };
 }
 
+/** A display name: 1 to 40 characters, tricky ones often. */
+const NAME = fc.array(
+  fc.oneof(
+    fc.constantFrom(...TRICKY_CHARACTERS),
+    fc.integer({ min: 0, max: 0x10ffff }).map((c) => String.fromCodePoint(c)),
+    fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+  ),
+  { minLength: 1, maxLength: 40 },
+).map((chars) => chars.join(""));
+
+/**
+ * Each name (FIXED_NAMES, then fast-check's) is stored by putPod and read
+ * back exactly by getRecord, getRecordNow and listPods; updatePod replaces
+ * it exactly too. 60 runs a registry.
+ */
+async function checkSignedNames(registry: Registry): Promise<void> {
+  const blob = new TextEncoder().encode("<p>named</p>");
+  let n = 0;
+  const check = async (name: string, renamed: string) => {
+    const id = `named${String(n++).padStart(7, "0")}`;
+    const record = { ...sampleRecord(id, blob), name };
+    await registry.putPod(record, blob);
+    const same = (got: string | null | undefined, want: string) =>
+      assert.ok(
+        got === want,
+        `${JSON.stringify(got)} for ${JSON.stringify(want)}`,
+      );
+    same((await registry.getRecord(id))?.name, name);
+    if (registry.getRecordNow) same(registry.getRecordNow(id)?.name, name);
+    if (registry.updatePod) {
+      const next = { ...record, name: renamed, sha256: "E".repeat(43) };
+      assert.equal(await registry.updatePod(next, blob, record.sha256), true);
+      same((await registry.getRecord(id))?.name, renamed);
+    }
+  };
+  for (const name of FIXED_NAMES) await check(name, name);
+  await fc.assert(fc.asyncProperty(NAME, NAME, check), { numRuns: 60 });
+  if (registry.listPods) {
+    for await (const record of registry.listPods()) {
+      assert.equal(typeof record.name, "string");
+      assert.deepEqual(record, await registry.getRecord(record.id));
+    }
+  }
+}
+
 /**
  * Registers the shared registry tests under `name`; `open` makes a fresh
  * registry. `takedown: false` for a registry without the optional
@@ -266,6 +313,15 @@ export function registryContract(
         assert.ok(stream);
         assert.deepEqual(await readAll(stream), blob);
       }
+    } finally {
+      await registry.close?.();
+    }
+  });
+
+  test(`${name}: a signed name comes back exactly, through putPod, updatePod and listPods (property: NUL, controls, U+2028, lone surrogates, non-BMP)`, async () => {
+    const registry = await open();
+    try {
+      await checkSignedNames(registry);
     } finally {
       await registry.close?.();
     }

@@ -19,6 +19,7 @@ import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { watchPage } from "./page_watch.ts";
 import { startCoturn } from "./coturn.ts";
 
 const WAIT = { timeout: 20_000 };
@@ -60,10 +61,7 @@ async function openChat(
   if (relayOnly) await context.addInitScript(forceRelay);
   const page = await context.newPage();
   const violations: string[] = [];
-  page.on("console", (message) => {
-    const text = message.text();
-    if (/Content Security Policy|Refused to/i.test(text)) violations.push(text);
-  });
+  watchPage(page, violations);
   const startedAt = performance.now();
   await page.goto(url);
   await page.waitForSelector('#status[data-state="connected"]', WAIT);

@@ -6,7 +6,14 @@
 // one, never a mix: the bytes hash to the ETag and to /meta's sha256).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { MOD, newSeed, signedPod } from "./helpers.ts";
+import { signUpdate, verifyPod } from "../../src/core.ts";
+import {
+  ANY_LOCAL_PORT,
+  MOD,
+  newSeed,
+  signedPod,
+  spawnBroker,
+} from "./helpers.ts";
 import { pseudoRandomBytes } from "./registry_contract.ts";
 
 /** Options of {@linkcode runUpdateCrashLoop}. */
@@ -62,47 +69,20 @@ function digest(bytes: Uint8Array): string {
 
 /** Starts the CLI broker and waits for its port. */
 async function start(options: UpdateCrashOptions) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
+  const broker = await spawnBroker(
+    [
       "run",
       "-A",
       MOD,
       ...options.flags,
-      "--port",
-      "0",
-      "--hostname",
-      "127.0.0.1",
+      ...ANY_LOCAL_PORT,
     ],
-    env: { NO_COLOR: "1", ...options.env },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let log = "";
-  let match: RegExpExecArray | null = null;
-  while (!(match = /listening on http:\/\/[^"\s]+:(\d+)/.exec(log))) {
-    const { done, value } = await reader.read();
-    if (done) throw new Error(`The broker ended before listening: ${log}`);
-    log += value;
-  }
-  // Keep draining its output so that it never blocks on a full pipe.
-  const drained = (async () => {
-    while (!(await reader.read().catch(() => ({ done: true }))).done) {
-      // discard
-    }
-  })();
+    undefined,
+    options.env,
+  );
   return {
-    url: `http://127.0.0.1:${match[1]}`,
-    kill: async () => {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already ended
-      }
-      await child.status;
-      await drained;
-    },
+    url: `http://127.0.0.1:${broker.port}`,
+    kill: async () => void await broker.stop("SIGKILL"),
   };
 }
 
@@ -157,11 +137,21 @@ export async function runUpdateCrashLoop(
         for (let n = 0; running && n < 10_000; n++) {
           const body = await nextVersion(pod.seed);
           pod.inFlight = digest(body);
+          // The owner's statement: this version replaces the one acked.
+          const signature = await signUpdate({
+            id: pod.id,
+            replaces: pod.acked,
+            contentSha256: (await verifyPod(body)).contentSha256,
+          }, pod.seed);
           let response: Response;
           try {
             response = await fetch(`${url}/${pod.id}`, {
               method: "PUT",
-              headers: { "Content-Type": "text/html" },
+              headers: {
+                "Content-Type": "text/html",
+                "Pod-Update-Signature": signature,
+                "Pod-Update-Replaces": pod.acked,
+              },
               body,
             });
           } catch {

@@ -2,7 +2,7 @@
 // with their lines, and a page past the broker's default upload limit.
 import assert from "node:assert/strict";
 import { pageWarnings, REMOTE_HINT } from "../../src/build/check.ts";
-import { DEFAULT_MAX_BLOB_BYTES } from "../../src/core.ts";
+import { DEFAULT_MAX_BLOB_BYTES } from "../../src/adapter.ts";
 
 Deno.test("pageWarnings() names remote references with their lines, and a page past the default limit", () => {
   const page = new TextEncoder().encode(

@@ -324,7 +324,7 @@ Deno.test("buildPod() drops a stale manifest slot; signing adds one", async () =
   const { html, warnings } = await buildPod(entry);
   assert.equal(
     new TextDecoder().decode(html),
-    "<!doctype html><head></head><p>hi</p>\n",
+    '<!doctype html><head><link rel="icon" href="data:,"></head><p>hi</p>\n',
   );
   assert.deepEqual(warnings, [
     "index.html:1: dropped a manifest slot (signing adds a fresh one)",

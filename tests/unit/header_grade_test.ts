@@ -5,7 +5,7 @@
 // grade is A+ and nothing is HIGH; the default policy, which allows inline
 // scripts, scores lower and is flagged, so both checks can fail.
 //
-// The deployment is the one the README recommends: a TLS terminator (here a
+// The deployment is the one the docs recommend: a TLS terminator (here a
 // Deno.serve with a certificate from a throwaway CA made by openssl) in front
 // of the broker with trustProxy, and plain http redirected to https.
 import assert from "node:assert/strict";

@@ -37,15 +37,18 @@ function rows(markdown: string): string[][] {
   ) => !cells.every((cell) => /^-+$/.test(cell)));
 }
 
-Deno.test("README's options table is the one generated from OPTIONS", async () => {
-  const readme = await readFile(join(ROOT, "README.md"), "utf8");
-  const start = readme.indexOf(MARKERS[0]);
-  const end = readme.indexOf(MARKERS[1]);
-  assert.ok(start !== -1 && end > start, "the markers are in the README");
+Deno.test("the options page's table is the one generated from OPTIONS", async () => {
+  const page = await readFile(
+    join(ROOT, "docs", "operators", "options.md"),
+    "utf8",
+  );
+  const start = page.indexOf(MARKERS[0]);
+  const end = page.indexOf(MARKERS[1]);
+  assert.ok(start !== -1 && end > start, "the markers are in the page");
   assert.deepEqual(
-    rows(readme.slice(start, end)),
+    rows(page.slice(start, end)),
     rows(renderOptionsTable()),
-    "README.md is stale: run `deno task docs`",
+    "docs/operators/options.md is stale: run `deno task docs`",
   );
 });
 
@@ -243,7 +246,7 @@ Deno.test("OptionError is a TypeError that carries the key and reason", () => {
 
 // Adding an option is one row plus its use: a copy of the table with one
 // more option row and one more CLI-only row, and nothing else edited, gives
-// the flag, its help line, its README row, its resolved value and its type.
+// the flag, its help line, its row on the options page, its resolved value and its type.
 const WITH_NEW_ROWS = [
   ...TABLE,
   {
@@ -271,7 +274,7 @@ const _newRowType: Equal<
   number
 > = true;
 
-Deno.test("a new row in the table is a flag, a help line, a README row and a resolved value", async () => {
+Deno.test("a new row in the table is a flag, a help line, a row of the options page and a resolved value", async () => {
   const registry = new MemoryRegistry();
   // Resolution: the default, a given value, and the range, from the row.
   assert.equal(resolveWith(WITH_NEW_ROWS, { registry }).signaling.maxRooms, 7);
@@ -320,7 +323,7 @@ Deno.test("a new row in the table is a flag, a help line, a README row and a res
     );
   }
   assert.equal(given.get("signaling.maxRooms"), "9");
-  // --help and the README.
+  // --help and the options page.
   assert.match(
     serveHelp(WITH_NEW_ROWS),
     /^ {2}--max-rooms N +rooms one broker keeps open at once \(default 7\)$/m,

@@ -458,3 +458,20 @@ Deno.test("podHeaderList() builds the strict content policy only with scriptPoli
     `default-src 'none'; script-src ${hashes[0]}`,
   );
 });
+
+Deno.test("an event handler attribute gets its hash after 'unsafe-hashes'; a pod without one gets no 'unsafe-hashes'", () => {
+  const blob = new TextEncoder().encode(
+    '<script>go()</script><button onclick="send()">Send</button>' +
+      '<svg onload="draw()"></svg><p title="onclick">x</p>',
+  );
+  assert.deepEqual(computeScriptHashes(blob), [
+    scriptHashSource("go()"),
+    "'unsafe-hashes'",
+    scriptHashSource("send()"),
+    scriptHashSource("draw()"),
+  ]);
+  assert.deepEqual(
+    computeScriptHashes(new TextEncoder().encode("<script>go()</script>")),
+    [scriptHashSource("go()")],
+  );
+});

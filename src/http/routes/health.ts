@@ -19,17 +19,31 @@ export const HEALTH_MAX_ORIGIN_CHARS = 256;
  * {@linkcode HEALTH_MAX_ORIGIN_CHARS} characters are listed (in the hub's
  * sorted order), and `originsOmitted` counts the others.
  *
+ * With a pod domain, the origins of pod hosts are counted in `podOrigins`,
+ * never named: a pod host names its pod (its label is the id), and the
+ * report is readable by any page (CORS `*`), so naming them would list the
+ * unlisted pods open now.
+ *
  * @param stats The hub's live figures (this broker's own, with a bus too).
  * @param startedAt When the broker started (ms since the epoch).
+ * @param isPodOrigin With a pod domain: whether an origin is a pod host's.
  * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
- * plus `originsOmitted` when origins were left out, and `bus` (`"up"` or
- * `"down"`) when a signaling bus is configured.
+ * plus `podOrigins` with a pod domain, `originsOmitted` when origins were
+ * left out, and `bus` (`"up"` or `"down"`) when a signaling bus is
+ * configured.
  */
-export function handleHealth(stats: HubStats, startedAt: number): Response {
+export function handleHealth(
+  stats: HubStats,
+  startedAt: number,
+  isPodOrigin?: (origin: string) => boolean,
+): Response {
   const origins: string[] = [];
   let omitted = 0;
+  let pods = 0;
   for (const origin of stats.origins) {
-    if (
+    if (isPodOrigin?.(origin)) {
+      pods++;
+    } else if (
       origins.length < HEALTH_MAX_ORIGINS &&
       origin.length <= HEALTH_MAX_ORIGIN_CHARS
     ) {
@@ -45,6 +59,7 @@ export function handleHealth(stats: HubStats, startedAt: number): Response {
     sessions: stats.sessions,
     peers: stats.peers,
     origins,
+    ...(isPodOrigin === undefined ? {} : { podOrigins: pods }),
     ...(omitted === 0 ? {} : { originsOmitted: omitted }),
     ...(stats.bus === undefined ? {} : { bus: stats.bus }),
   }, { "Cache-Control": "no-store" });

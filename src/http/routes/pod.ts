@@ -7,7 +7,11 @@
 
 import { isPodId } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
-import { PodHeaders } from "../../serving/pod_headers.ts";
+import {
+  PodHeaders,
+  SCRIPT_POLICIES,
+  type ScriptPolicy,
+} from "../../serving/pod_headers.ts";
 import {
   DECLARATION_SCAN_BYTES,
   type PodPermission,
@@ -23,6 +27,7 @@ import {
   PodResponseCache,
 } from "../../serving/pod_cache.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
+import { pacedBody } from "../../serving/send_deadline.ts";
 import type { RouteRequest } from "../router.ts";
 import type { PodHeaderOptions } from "../../config/types.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
@@ -42,10 +47,16 @@ export interface PodContext {
   scriptHashes: () => Promise<ScriptHashCache>;
   /** Where a failed `bumpHits` is reported. */
   logger: Logger;
+  /** A pod over the cache's size is dropped when unread for this long. */
+  sendTimeoutMs: number;
   /** Pods that match it answer 410 `pod_deleted`. */
   denyList: DenyList | null;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** The script policy pods are served under, `/meta`'s `scriptPolicy`. */
+  scriptPolicy: ScriptPolicy;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
   /**
    * With `podDomain`: what each pod version is granted on its own origin
    * (`/meta`'s `permissions`; a pod host's Permissions-Policy).
@@ -67,8 +78,12 @@ export interface PodContextOptions {
   denyList: DenyList | null;
   /** Bytes of pods kept as ready responses (0: none). */
   podCacheBytes: number;
+  /** The send deadline of a pod over the cache's size. */
+  sendTimeoutMs: number;
   /** With `podDomain`: a pod's own URL for a base URL, `/meta`'s `podUrl`. */
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
+  /** Called with each hit the registry is told of (the metrics' count). */
+  onHit?: (() => void) | undefined;
   /** With `podDomain`: the grants of each pod version. */
   permissions?: PodPermissionCache | undefined;
   /** Whether Permissions-Policy grants them (a pod host only). */
@@ -96,8 +111,11 @@ export function createPodContext(options: PodContextOptions): PodContext {
         module,
       ) => new module.ScriptHashCache({ logger })),
     logger,
+    sendTimeoutMs: options.sendTimeoutMs,
     denyList,
     podUrl: options.podUrl,
+    scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
+    onHit: options.onHit,
     permissions: options.permissions,
     grantsInHeaders: options.grantsInHeaders,
   };
@@ -208,11 +226,15 @@ async function serveVersion(
   }
   countHit(context, id);
   input.bodyBytes = record.blobSize;
+  // A large pod goes out paced, under the send deadline; a small one whole
+  // (and kept ready).
   const response = new Response(
-    body as Uint8Array<ArrayBuffer> | ReadableStream<Uint8Array<ArrayBuffer>>,
+    (small ? body : pacedBody(body, context.sendTimeoutMs, context.logger)) as
+      | Uint8Array<ArrayBuffer>
+      | ReadableStream<Uint8Array<ArrayBuffer>>,
     { status: 200, headers },
   );
-  return body instanceof Uint8Array
+  return small && body instanceof Uint8Array
     ? context.responses.put(
       id,
       record.sha256,
@@ -269,8 +291,13 @@ function readyResponse(
   return cached;
 }
 
-/** Counts a hit; a registry that fails to count never fails the response. */
-function countHit({ registry, logger }: PodContext, id: string): void {
+/**
+ * Counts a hit, in the registry and in the metrics (one place for both, on
+ * the broker host and on pod hosts alike); a registry that fails to count
+ * never fails the response.
+ */
+function countHit({ registry, logger, onHit }: PodContext, id: string): void {
+  onHit?.();
   const report = (error: unknown) =>
     logger("warn", "Cannot count a hit", { id, error });
   try {
@@ -308,6 +335,7 @@ export async function handleMeta(
     version: record.version ?? 1,
     updatedAt: record.updatedAt ?? record.uploadedAt,
     ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
+    scriptPolicy: context.scriptPolicy,
     permissions: await grantsOf(record, context) ?? [],
   }, { "Cache-Control": "no-cache" });
 }

@@ -14,6 +14,14 @@ import type { DenyList } from "../../operator/deny_list.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
 import type { VerifiedPod } from "../../pod/verify.ts";
 import type { UploadBudget, UploadReservation } from "../upload_budget.ts";
+import {
+  MIN_UPLOAD_BYTES_PER_SECOND,
+  type PaceLimit,
+  UPLOAD_DEADLINE_WINDOWS,
+  UploadPace,
+} from "../upload_pace.ts";
+
+export { MIN_UPLOAD_BYTES_PER_SECOND };
 
 /** What the upload route needs from the broker. */
 export interface UploadContext {
@@ -23,7 +31,7 @@ export interface UploadContext {
   maxBlobBytes: number;
   /** The broker-wide budget of upload bytes in flight. */
   budget: UploadBudget;
-  /** Longest wait for the next body byte. */
+  /** Longest wait for the next body byte, and the minimum rate's window. */
   uploadTimeoutMs: number;
   /** The public base URL for this request, without a trailing slash. */
   baseUrl: string;
@@ -31,6 +39,8 @@ export interface UploadContext {
   denyList?: DenyList | null;
   /** With `podDomain`: a pod's own URL, the envelope's `podUrl`. */
   podUrl?: ((id: string) => string) | undefined;
+  /** The client's address, for the budget's per-address cap. */
+  address?: string | undefined;
 }
 
 /**
@@ -97,14 +107,18 @@ export async function receivePod<T>(
   const whole = known && announced <= WHOLE_BODY_BYTES;
   // A small body is held whole at once; a larger one holds its first
   // chunk's room and grows as its bytes arrive (see readBody).
+  if (context.budget.isAddressFull(context.address)) {
+    throw busy("from your address");
+  }
   const reservation = context.budget.reserve(
     whole ? announced : Math.min(announced, FIRST_HOLD_BYTES),
+    context.address,
   );
   if (reservation === null) throw busy();
   try {
     const { blob, sha256 } = whole
       ? await readSmallBody(request, context.uploadTimeoutMs)
-      : await readBody(request.body, announced, known, context, reservation);
+      : await readBody(request.body, announced, context, reservation);
     return await store(blob, sha256);
   } finally {
     reservation.release();
@@ -160,15 +174,6 @@ const WHOLE_BODY_BYTES = 64 * 1024;
 const FIRST_HOLD_BYTES = 64 * 1024;
 
 /**
- * The slowest a body may arrive on average once it has been arriving for
- * `uploadTimeoutMs` (the same grace as a pause): slower, it is cut off
- * with 408 `upload_timeout`, so a connection that trickles a byte now and
- * then cannot hold a place for long. A 50 MiB pod at this rate takes 14
- * hours; any real link is far faster.
- */
-export const MIN_UPLOAD_BYTES_PER_SECOND = 1024;
-
-/**
  * Reads a small body with a known length whole, failing with
  * `upload_timeout` when it has not all arrived after `ms` (for a body this
  * small, the same as a pause of `ms`). HTTP framing ends the body at its
@@ -206,23 +211,25 @@ async function readSmallBody(
 
 /**
  * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
- * and failing with `upload_timeout` when no byte comes for
- * `uploadTimeoutMs` or the body falls below
- * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} after that long, and with `busy`
+ * and failing with `upload_timeout` when it falls behind its
+ * {@linkcode UploadPace} (no byte for `uploadTimeoutMs`, less than
+ * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} over any such window, or not
+ * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with `busy`
  * when the bytes received no longer fit the budget. Memory grows with the
- * bytes received, never with what the client announced: a body with a
- * `Content-Length` goes into a buffer of that size, which is address space
- * until written (both runtimes get zeroed memory as fresh pages the kernel
- * commits on first write), and whose bytes become the blob without a copy;
- * a chunked body goes into a resizable buffer that grows in steps, copied
- * once to a fixed one at the end. The budget holds what was received. The
- * SHA-256 of the blob is computed as the chunks arrive, while the network
- * is the bottleneck, instead of in a second pass.
+ * bytes received, never with what the client announced: the body goes into
+ * a resizable buffer that grows as its bytes arrive (doubling, from the
+ * budget's first hold), copied once to a fixed one at the end. Not into a
+ * buffer of the announced size, though that is only address space until
+ * written: V8 counts it as memory held at once, and 2,000 uploads that
+ * announced 50 MB and sent a byte each kept it collecting garbage, without
+ * end, on the thread that serves every request (`/health` did not answer
+ * for seconds). The budget holds what was received. The SHA-256 of the
+ * blob is computed as the chunks arrive, while the network is the
+ * bottleneck, instead of in a second pass.
  */
 async function readBody(
   body: ReadableStream<Uint8Array> | null,
   announced: number,
-  known: boolean,
   context: UploadContext,
   reservation: UploadReservation,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
@@ -235,23 +242,20 @@ async function readBody(
   // HTTP framing ends a body with a length there; a chunked one may go on
   // to the limit.
   const capacity = Math.min(announced, max);
-  const buffer = known
-    ? new ArrayBuffer(capacity)
-    : new ArrayBuffer(0, { maxByteLength: capacity });
+  const buffer = new ArrayBuffer(0, { maxByteLength: capacity });
   const reader = body.getReader();
-  // Past this time, the body must have averaged the minimum rate.
-  const graceEnds = performance.now() + ms;
+  const pace = new UploadPace(ms, performance.now());
   let size = 0;
   try {
     for (;;) {
-      const rateDeadline = graceEnds +
-        size * 1000 / MIN_UPLOAD_BYTES_PER_SECOND;
+      const { waitMs, limit } = pace.next(performance.now(), ms);
       const { done, value } = await readWithin(
         reader,
-        Math.min(ms, rateDeadline - performance.now()),
-        ms,
+        waitMs,
+        () => paceError(limit, context),
       );
       if (done) break;
+      pace.add(value.length, performance.now());
       const end = size + value.length;
       if (end > capacity) {
         await reader.cancel().catch(() => {});
@@ -266,7 +270,10 @@ async function readBody(
       }
       if (end > buffer.byteLength) {
         buffer.resize(
-          Math.min(capacity, Math.max(end, 2 * buffer.byteLength, GROW_BYTES)),
+          Math.min(
+            capacity,
+            Math.max(end, 2 * buffer.byteLength, FIRST_HOLD_BYTES),
+          ),
         );
       }
       new Uint8Array(buffer, size, value.length).set(value);
@@ -282,40 +289,34 @@ async function readBody(
     reader.releaseLock();
   }
   return {
-    blob: known
-      ? new Uint8Array(buffer, 0, size)
-      : new Uint8Array(buffer.transferToFixedLength(size)),
+    blob: new Uint8Array(buffer.transferToFixedLength(size)),
     sha256: new Uint8Array(hash.digest()),
   };
 }
 
-/** The smallest step a chunked body's buffer grows by. */
-const GROW_BYTES = 1024 * 1024;
-
 /**
- * The next chunk, or `upload_timeout` (and the body cancelled) when none
- * comes within `waitMs`: a pause of `pauseMs`, or the body falling below
- * the minimum rate, whichever comes first.
+ * The next chunk, or the error of `timedOut()` (and the body cancelled)
+ * when none comes within `waitMs`.
  */
 async function readWithin(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   waitMs: number,
-  pauseMs: number,
+  timedOut: () => BrokerError,
 ): ReturnType<typeof reader.read> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let timedOut = false;
+  let expired = false;
   const timeout = new Promise<void>((resolve) => {
     timer = setTimeout(() => {
-      timedOut = true;
+      expired = true;
       resolve();
     }, Math.max(0, waitMs));
   });
   try {
     const result = await Promise.race([reader.read(), timeout]);
     // Checked after the race: cancelling settles the pending read too.
-    if (timedOut || result === undefined) {
+    if (expired || result === undefined) {
       await reader.cancel().catch(() => {});
-      throw waitMs < pauseMs ? tooSlow() : stalled(pauseMs);
+      throw timedOut();
     }
     return result;
   } finally {
@@ -323,17 +324,24 @@ async function readWithin(
   }
 }
 
-function tooSlow(): BrokerError {
-  return new BrokerError(
-    "upload_timeout",
-    `Cannot accept the pod: it arrived slower than ${MIN_UPLOAD_BYTES_PER_SECOND} bytes a second`,
-  );
+/** The `upload_timeout` of the pace rule that ended a body's wait. */
+function paceError(limit: PaceLimit, context: UploadContext): BrokerError {
+  const why = limit === "pause"
+    ? `no byte of it arrived for ${context.uploadTimeoutMs} ms`
+    : limit === "slow"
+    ? `it arrived slower than ${MIN_UPLOAD_BYTES_PER_SECOND} bytes a second over ${context.uploadTimeoutMs} ms`
+    : `it had not all arrived after ${
+      UPLOAD_DEADLINE_WINDOWS * context.uploadTimeoutMs
+    } ms`;
+  return new BrokerError("upload_timeout", `Cannot accept the pod: ${why}`);
 }
 
-function busy(): BrokerError {
+function busy(from = ""): BrokerError {
   return new BrokerError(
     "busy",
-    "Cannot accept the pod now: too many uploads in flight, try again shortly",
+    `Cannot accept the pod now: too many uploads in flight${
+      from && ` ${from}`
+    }, try again shortly`,
   );
 }
 
@@ -347,13 +355,6 @@ function aborted(error: unknown): unknown {
     "upload_aborted",
     "Cannot accept the pod: the connection ended before its body did",
     { cause: error },
-  );
-}
-
-function stalled(ms: number): BrokerError {
-  return new BrokerError(
-    "upload_timeout",
-    `Cannot accept the pod: no byte of it arrived for ${ms} ms`,
   );
 }
 

@@ -1,0 +1,291 @@
+/**
+ * The `dev` command: a pod folder, live. A broker of this package (the
+ * runtime's own `createSignalServer`, on the memory registry) serves the
+ * folder's page as a published pod, with every header a broker sends: on
+ * its own origin (`http://LABEL.localhost:PORT/`, as `--pod-domain
+ * localhost`), or with `--opaque` at `/ID` on the broker's host. Each save
+ * in the folder rebuilds it (debounced) and stores it as an update of the
+ * same pod, through the broker's own update code; open tabs reload (see
+ * `dev_pod.ts`). A build error is printed and served as the page.
+ *
+ * The pod's id comes from the folder's path, so its URL survives a restart
+ * of `dev`, and tabs left open pick the pod up again.
+ *
+ * @module
+ */
+
+import { watch } from "node:fs";
+import { stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import process from "node:process";
+import { encodeBase64Url } from "../_util/encoding.ts";
+import { oneLine } from "../_util/text.ts";
+import { sha256 } from "../_util/hash.ts";
+import { OptionError } from "../config/options.ts";
+import type { SignalServer } from "../config/types.ts";
+import { BundlerError } from "../build/mod.ts";
+import { createPod, replacePod } from "../http/create_pod.ts";
+import { generateKeyPair } from "../pod/ed25519.ts";
+import { signUpdate } from "../pod/update.ts";
+import { verifyPod } from "../pod/verify.ts";
+import type { Registry } from "../registries/types.ts";
+import { MemoryRegistry } from "../registries/memory.ts";
+import { buildForDev, reloadScript, signForDev } from "./dev_pod.ts";
+import { parse, readKey, stderr } from "./io.ts";
+import { displayPath, findPodFolder } from "./pod_folder.ts";
+import type { CreateSignalServer } from "./serve.ts";
+import { UsageError } from "./usage_error.ts";
+
+/** The port `dev` listens on unless told. */
+export const DEV_PORT = 8787;
+/** Quiet time after a change before the rebuild (ms). */
+const DEBOUNCE_MS = 80;
+/** The room two tabs of the printed URL share. */
+const DEV_ROOM = "dev";
+
+/**
+ * `dev [ENTRY.html | DIR] [--port N] [--hostname H] [--opaque]`: serves
+ * until SIGINT or SIGTERM.
+ *
+ * @param args The arguments after `dev`.
+ * @param createSignalServer The runtime's server factory.
+ * @returns 0 after Ctrl-C; 1 when the bundler (esbuild) cannot run here.
+ * @throws {UsageError} For a bad flag, a missing page, a port in use.
+ */
+export async function dev(
+  args: string[],
+  createSignalServer: CreateSignalServer,
+): Promise<number> {
+  try {
+    return await serveFolder(args, createSignalServer);
+  } catch (error) {
+    if (!(error instanceof BundlerError)) throw error;
+    // The machine, not the folder: exit 1, on one line (as build does).
+    stderr(`pod-broker: ${oneLine(error.message)}\n`);
+    return 1;
+  }
+}
+
+/** {@linkcode dev}, but for a bundler that cannot run. */
+async function serveFolder(
+  args: string[],
+  createSignalServer: CreateSignalServer,
+): Promise<number> {
+  const { values, positionals } = parse(args, {
+    port: { type: "string" },
+    hostname: { type: "string" },
+    opaque: { type: "boolean" },
+  }, true);
+  if (positionals.length > 1) {
+    throw new UsageError("dev takes at most one ENTRY.html or DIR");
+  }
+  const entry = await entryOf(positionals[0] ?? ".");
+  const folder = dirname(entry);
+  const port = portOf(values.port);
+  const settings = await findPodFolder(folder);
+  const seed = settings?.key
+    ? await readKey(settings.key)
+    : (await generateKeyPair()).seed;
+  const script = await reloadScript(entry);
+  const registry = new MemoryRegistry();
+  const server = await listen(createSignalServer, {
+    registry,
+    port,
+    hostname: values.hostname ?? "127.0.0.1",
+    ...(values.opaque ? {} : { podDomain: "localhost" }),
+    accessLog: "off",
+    logger: (level, message) => {
+      if (level !== "info") stderr(`pod-broker dev: ${level}: ${message}\n`);
+    },
+  });
+  try {
+    const id = folderId(folder);
+    const rebuild = rebuilder({
+      entry,
+      script,
+      seed,
+      name: settings?.name,
+      registry,
+      id,
+    });
+    await rebuild();
+    stderr(
+      `pod-broker dev: serving ${entry}, signed with ${
+        settings?.key ? displayPath(settings.key) : "a throwaway key"
+      }${values.opaque ? ", on the broker's host (--opaque)" : ""}\n`,
+    );
+    process.stdout.write(`${await podUrl(server, id)}#${DEV_ROOM}\n`);
+    stderr(
+      "pod-broker dev: open that URL in two tabs (two peers of one room); each save reloads them; Ctrl-C stops\n",
+    );
+    const watcher = watchFolder(folder, rebuild);
+    const signal = await new Promise<string>((done) => {
+      process.once("SIGINT", () => done("SIGINT"));
+      process.once("SIGTERM", () => done("SIGTERM"));
+    });
+    watcher.close();
+    stderr(`pod-broker dev: stopped (${signal})\n`);
+  } finally {
+    await server.close();
+  }
+  return 0;
+}
+
+/** What one rebuild needs. */
+interface RebuildOptions {
+  entry: string;
+  script: string;
+  seed: Uint8Array;
+  name: string | undefined;
+  registry: MemoryRegistry;
+  id: string;
+}
+
+/**
+ * A rebuild of the folder: built, signed later than the last version, and
+ * stored as pod `id` (made the first time, then updated through the
+ * broker's own update code); a build that changed nothing is not stored.
+ */
+function rebuilder(options: RebuildOptions): () => Promise<void> {
+  const { entry, script, seed, name, registry, id } = options;
+  let stored: { createdAt: string; html: string } | undefined;
+  return async () => {
+    const started = performance.now();
+    const built = await buildForDev(entry, script);
+    const kind = built.failed ? "error" : "warning";
+    for (const line of built.lines) {
+      stderr(`pod-broker dev: ${kind}: ${line}\n`);
+    }
+    if (built.html === stored?.html) return;
+    const { pod, createdAt } = await signForDev(built.html, seed, {
+      name,
+      after: stored?.createdAt,
+    });
+    if (stored === undefined) {
+      await createPod(registry, pod, { randomId: () => id });
+    } else await replaceAsOwner(registry, id, pod, seed);
+    stored = { createdAt, html: built.html };
+    const ms = Math.round(performance.now() - started);
+    stderr(
+      built.failed
+        ? `pod-broker dev: the build failed (${built.lines.length} problem(s)); the page shows them\n`
+        : `pod-broker dev: built in ${ms} ms (${
+          pod.length.toLocaleString("en")
+        } bytes)\n`,
+    );
+  };
+}
+
+/** The page: ENTRY.html as given, or DIR/index.html. */
+async function entryOf(given: string): Promise<string> {
+  const path = resolve(given);
+  const info = await stat(path).catch(() => null);
+  const entry = info?.isDirectory() ? join(path, "index.html") : path;
+  if (!(await stat(entry).catch(() => null))?.isFile()) {
+    throw new UsageError(
+      `Cannot serve '${given}': no such page (dev takes ENTRY.html, or a folder with index.html)`,
+    );
+  }
+  return entry;
+}
+
+/** `--port N`: 0 to 65535 (0: any free port). */
+function portOf(value: string | undefined): number {
+  if (value === undefined) return DEV_PORT;
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value) || port > 65535) {
+    throw new UsageError(`Cannot use --port '${value}': not a port number`);
+  }
+  return port;
+}
+
+/** Starts the broker; a port in use is the user's to change. */
+async function listen(
+  createSignalServer: CreateSignalServer,
+  options: Parameters<CreateSignalServer>[0],
+): Promise<SignalServer> {
+  try {
+    return await createSignalServer(options);
+  } catch (error) {
+    if (!(error instanceof OptionError)) throw error;
+    throw new UsageError(
+      `Cannot listen on port ${options.port}: ${error.message} (--port N)`,
+    );
+  }
+}
+
+/** A pod id of the folder's path: the same URL on every start. */
+function folderId(folder: string): string {
+  const digest = encodeBase64Url(sha256(new TextEncoder().encode(folder)));
+  return digest.replace(/[-_]/g, "").slice(0, 12);
+}
+
+/** The pod's URL, as the broker's own `/meta` gives it. */
+async function podUrl(server: SignalServer, id: string): Promise<string> {
+  const host = server.hostname.includes(":")
+    ? `[${server.hostname}]`
+    : server.hostname;
+  const base = `http://${host}:${server.port}`;
+  const response = await fetch(`${base}/${id}/meta`);
+  const meta = await response.json() as { url: string; podUrl?: string };
+  return meta.podUrl ?? meta.url;
+}
+
+/**
+ * Rebuilds after each quiet spell following a change in the folder
+ * (`node_modules`, dot files and editor backups aside); one rebuild at a
+ * time, and one more if the folder changed meanwhile.
+ */
+function watchFolder(
+  folder: string,
+  rebuild: () => Promise<void>,
+): { close(): void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = () => {
+    timer = undefined;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = rebuild().catch((error) => {
+      stderr(`pod-broker dev: error: ${(error as Error).message}\n`);
+    }).finally(() => {
+      running = undefined;
+      if (again) {
+        again = false;
+        run();
+      }
+    });
+  };
+  const watcher = watch(folder, { recursive: true }, (_event, name) => {
+    const path = String(name ?? "");
+    if (/(^|[\\/])(node_modules|\.[^\\/]*)([\\/]|$)|~$/.test(path)) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, DEBOUNCE_MS);
+  });
+  return {
+    close() {
+      clearTimeout(timer);
+      watcher.close();
+    },
+  };
+}
+
+/** Replaces pod `id` as its owner would: with the signed update statement. */
+async function replaceAsOwner(
+  registry: Registry,
+  id: string,
+  pod: Uint8Array,
+  seed: Uint8Array,
+): Promise<void> {
+  const current = await registry.getRecord(id);
+  if (current === null) throw new Error(`dev: pod '${id}' is gone`);
+  const { contentSha256 } = await verifyPod(pod);
+  const signature = await signUpdate(
+    { id, replaces: current.sha256, contentSha256 },
+    seed,
+  );
+  await replacePod(registry, id, pod, { signature, current });
+}

@@ -1,0 +1,142 @@
+// Firefox and Chromium as peers of one room, run by firefox_test.ts inside
+// a network namespace with a veth pair (see firefox.ts): the browser
+// client's test pod (mesh, text and binary both ways, the route each end
+// reports) and the chat pod (two visitors chat both ways).
+// Exits non-zero with the failed assertion; prints "journey ok" at the end.
+// Usage: deno run -A tests/support/firefox_journey.ts
+import assert from "node:assert/strict";
+import type { Browser as Chromium } from "playwright-core";
+import type { Browser as Firefox } from "puppeteer-core";
+import { createSignalServer } from "../../src/adapters/deno.ts";
+import { silentLogger } from "../../src/_util/log.ts";
+import { generateKeyPair } from "../../src/pod/ed25519.ts";
+import { signPod } from "../../src/pod/sign.ts";
+import { MemoryRegistry } from "../../src/registries/memory.ts";
+import {
+  binary,
+  open,
+  type Peer,
+  podBroker,
+  problems,
+  text,
+  WAIT,
+  waitMeshed,
+  type Win,
+  withChromium,
+} from "./client_pages.ts";
+import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
+
+/** Waits until `peer` reports `route` for its connection to `other`. */
+async function waitRoute(peer: Peer, other: Peer, route: string) {
+  await peer.page.waitForFunction(
+    ([id, route]) =>
+      (globalThis as unknown as Win).T.room.connection(id).route === route,
+    [other.id, route] as const,
+    WAIT,
+  );
+}
+
+async function clientSteps(chromium: Chromium, firefox: Firefox) {
+  const broker = await podBroker();
+  try {
+    const url = `${broker.url}#ff-${crypto.randomUUID().slice(0, 8)}`;
+    const c = await open(chromium, url);
+    const { page } = await openInFirefox(firefox, url);
+    const id = await page.evaluate(() =>
+      (globalThis as unknown as Win).T.join()
+    );
+    assert.match(id, /^[A-Za-z0-9]{16}$/);
+    const f: Peer = { page, id };
+    await waitMeshed([c, f]);
+    await text(c, "from Chromium", [f]);
+    await text(f, "from Firefox", [c]);
+    await binary(c, 1_000_000, "ArrayBuffer", [f]);
+    await binary(f, 1_000_000, "Uint8Array", [c]);
+    // Firefox has no selectedcandidatepairchange: the client reads the
+    // route from getStats() there.
+    await waitRoute(c, f, "direct");
+    await waitRoute(f, c, "direct");
+    // Closed before the broker stops, so no page reports a lost socket.
+    await c.page.context().close();
+    await page.evaluate(() => (globalThis as unknown as Win).T.room.leave());
+    console.log("client ok");
+  } finally {
+    await broker.stop();
+  }
+}
+
+async function chatSteps(chromium: Chromium, firefox: Firefox) {
+  const registry = new MemoryRegistry();
+  const server = await createSignalServer({
+    registry,
+    port: 0,
+    hostname: "127.0.0.1",
+    logger: silentLogger,
+    accessLog: "off",
+  });
+  try {
+    const html = await Deno.readFile(
+      new URL("../../examples/chat/chat.html", import.meta.url),
+    );
+    const pod = await signPod(html, (await generateKeyPair()).seed, {
+      name: "Chat",
+    });
+    const uploaded = await fetch(`http://127.0.0.1:${server.port}/pods`, {
+      method: "POST",
+      headers: { "Content-Type": "text/html; charset=utf-8" },
+      body: pod as BodyInit,
+    });
+    assert.equal(uploaded.status, 201);
+    const url = `${(await uploaded.json()).url}#ff-${
+      crypto.randomUUID().slice(0, 8)
+    }`;
+    const context = await chromium.newContext();
+    await context.grantPermissions(["camera", "microphone"]);
+    const a = await context.newPage();
+    await a.goto(url);
+    const { firefox: b } = await openInFirefox(firefox, url);
+    const connected = '#status[data-state="connected"]';
+    await a.waitForSelector(connected, WAIT);
+    await b.waitForSelector(connected, WAIT);
+    const idA = (await a.locator("#me").textContent())!;
+    const idB = await b.$eval("#me", (node) => node.textContent ?? "");
+    await a.locator(`#peers li[data-peer-id="${idB}"][data-state="open"]`)
+      .waitFor(WAIT);
+    await b.waitForSelector(
+      `#peers li[data-peer-id="${idA}"][data-state="open"]`,
+      WAIT,
+    );
+    await a.fill("#input", "hello from Chromium");
+    await a.press("#input", "Enter");
+    await b.waitForFunction(
+      (from) =>
+        [...document.querySelectorAll(`#log .msg[data-from="${from}"]`)]
+          .some((node) => node.textContent?.includes("hello from Chromium")),
+      WAIT,
+      idA,
+    );
+    await b.type("#input", "hello from Firefox");
+    await b.keyboard.press("Enter");
+    await a.locator(`#log .msg[data-from="${idB}"]`, {
+      hasText: "hello from Firefox",
+    }).waitFor(WAIT);
+    await context.close();
+    console.log("chat ok");
+  } finally {
+    await server.close();
+  }
+}
+
+await withChromium(true, async (chromium) => {
+  const firefox = await launchFirefox();
+  try {
+    await clientSteps(chromium, firefox);
+    await chatSteps(chromium, firefox);
+  } finally {
+    await firefox.close();
+  }
+});
+assert.deepEqual(problems, [], "Chromium: CSP violations or page errors");
+const uncaught = firefoxProblems.filter((line) => !/favicon/.test(line));
+assert.deepEqual(uncaught, [], "Firefox: console errors or page errors");
+console.log("journey ok");

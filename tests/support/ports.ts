@@ -1,0 +1,83 @@
+// Ports for the tests: a free one, and waiting until a server listens on one.
+// Runtime-neutral (it imports `node:` built-ins only): the contract suite
+// imports it, and tests/contract/node_test.ts transpiles it for Node 22.
+import { createSocket } from "node:dgram";
+import { connect, createServer } from "node:net";
+
+/** Resolves after `ms`. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Where {@linkcode freePort} looks. */
+export interface FreePortOptions {
+  /** Free for UDP too (a TURN server listens on both). @default {false} */
+  udp?: boolean;
+  /** The address. @default {"127.0.0.1"} */
+  host?: string;
+}
+
+/** A port free on `host` right now, for TCP (and UDP too with `udp`). */
+export async function freePort(
+  { udp = false, host = "127.0.0.1" }: FreePortOptions = {},
+): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const server = createServer();
+    const port = await new Promise<number>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(
+        0,
+        host,
+        () => resolve((server.address() as { port: number }).port),
+      );
+    });
+    await new Promise((resolve) => server.close(resolve));
+    if (!udp) return port;
+    const socket = createSocket("udp4");
+    const free = await new Promise<boolean>((resolve) => {
+      socket.once("error", () => resolve(false));
+      socket.bind(port, host, () => resolve(true));
+    });
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+    if (free) return port;
+  }
+  throw new Error("Cannot find a free port");
+}
+
+/** Whether something accepts a TCP connection on `host:port` now. */
+export function accepts(port: number, host = "127.0.0.1"): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = connect(port, host);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+/** How long {@linkcode waitForPort} waits, and where. */
+export interface WaitOptions {
+  /** The address. @default {"127.0.0.1"} */
+  host?: string;
+  /** Milliseconds before it gives up. @default {10_000} */
+  timeoutMs?: number;
+}
+
+/**
+ * Waits until `what` accepts TCP connections on `port`; throws
+ * "`what` did not start" after `timeoutMs`.
+ */
+export async function waitForPort(
+  port: number,
+  what: string,
+  { host = "127.0.0.1", timeoutMs = 10_000 }: WaitOptions = {},
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!await accepts(port, host)) {
+    if (Date.now() > end) {
+      throw new Error(`${what} did not start: ${host}:${port} never opened`);
+    }
+    await sleep(25);
+  }
+}
