@@ -116,7 +116,7 @@ export function createNodeSignaling(
         close: (code, reason) => ws.close(code, reason),
         bufferedAmount: () => ws.bufferedAmount,
         terminate: () => ws.terminate(),
-      }, admission.origin);
+      }, admission);
       const seen = () => lastSeen.set(ws, Date.now());
       seen();
       ws.on("pong", seen);

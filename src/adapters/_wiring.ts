@@ -9,7 +9,7 @@
 
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Broker } from "../http/broker.ts";
+import type { Admission, Broker } from "../http/broker.ts";
 import { OptionError, type ResolvedOptions } from "../config/options.ts";
 import { METRICS_CONTENT_TYPE } from "../operator/metrics.ts";
 import type { PeerSocket } from "../signaling/types.ts";
@@ -23,19 +23,19 @@ export interface SocketEvents {
 }
 
 /**
- * Hands an upgraded socket to the hub and counts its close in the metrics.
+ * Hands an upgraded socket to its hub and counts its close in the metrics.
  *
  * @param broker The broker whose hub takes the socket.
  * @param socket How the hub sends to and closes the socket.
- * @param origin The `Origin` the upgrade was admitted with.
+ * @param admission What the upgrade was admitted with.
  * @returns What the adapter calls on each message and on close.
  */
 export function connectSocket(
   broker: Broker,
   socket: PeerSocket,
-  origin: string | null,
+  admission: Admission,
 ): SocketEvents {
-  const client = broker.hub.connect(socket, origin);
+  const client = broker.connect(socket, admission);
   return {
     message: (data) => client.message(data),
     closed(code) {

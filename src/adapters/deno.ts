@@ -80,11 +80,22 @@ export function createSignalServer(
       idleTimeout,
     });
     socket.binaryType = "arraybuffer";
+    // A hub may answer at once (PeerJS's OPEN): what it does before the
+    // socket opens is done once it has.
+    let early: (() => void)[] | null = [];
+    const whenOpen = (act: () => void) =>
+      early === null ? act() : early.push(act);
+    socket.onopen = () => {
+      const acts = early ?? [];
+      early = null;
+      for (const act of acts) act();
+    };
     const events = connectSocket(broker, {
-      send: (text) => socket.send(text),
-      close: (code, reason) => closeWhenQuiet(quieting, socket, code, reason),
+      send: (text) => whenOpen(() => socket.send(text)),
+      close: (code, reason) =>
+        whenOpen(() => closeWhenQuiet(quieting, socket, code, reason)),
       bufferedAmount: () => socket.bufferedAmount,
-    }, answer.origin);
+    }, answer);
     socket.onmessage = (event) => {
       // A socket being closed: its input is read and dropped.
       const quiet = quieting.get(socket);

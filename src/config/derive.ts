@@ -22,11 +22,18 @@ export type OptionRowsOf<Rows extends readonly TableRow[]> = Extract<
   { readonly key: string }
 >;
 
-/** The value type of one row: its kind's, or the union of its choices. */
+/**
+ * The value type of one row: its kind's, or the union of its choices (an
+ * array of them for a `choiceList`).
+ */
 export type ValueOf<R> = R extends {
   readonly kind: "choice";
   readonly choices: readonly (infer C extends string)[];
 } ? C
+  : R extends {
+    readonly kind: "choiceList";
+    readonly choices: readonly (infer C extends string)[];
+  } ? C[]
   : R extends { readonly kind: infer K extends OptionKind } ? KindValue<K>
   : never;
 

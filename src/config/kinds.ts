@@ -116,6 +116,8 @@ export interface Kinds {
   readonly logger: Kind<Logger>;
   /** One of the row's `choices`. */
   readonly choice: Kind<string>;
+  /** Some of the row's `choices`, each once; the flag: comma-separated, or `none`. */
+  readonly choiceList: Kind<string[]>;
   /** A deny list; the flag names its file. */
   readonly denyList: Kind<DenyList>;
   /** Pod permission tokens; the flag is a comma-separated list, or `none`. */
@@ -285,6 +287,33 @@ export const KINDS: Kinds = {
       return value as string;
     },
     fromText: asIs,
+  },
+  choiceList: {
+    flagType: "string",
+    check(value, row, refuse) {
+      const choices = row.choices ?? [];
+      const list = stringList(
+        value,
+        (item) => choices.includes(item),
+        () =>
+          refuse(
+            `must be an array of ${
+              choices.map((c) => `'${c}'`).join(", ")
+            } (or empty)`,
+          ),
+      );
+      if (new Set(list).size !== list.length) refuse("must name each once");
+      return list;
+    },
+    fromText(text, row, refuse) {
+      if (text === "none") return [];
+      const choices = row.choices ?? [];
+      const list = text.split(",").map((item) => item.trim());
+      if (list.some((item) => !choices.includes(item))) {
+        refuse(`expected ${choices.join(", ")} (comma-separated) or none`);
+      }
+      return [...new Set(list)];
+    },
   },
   denyList: {
     flagType: "string",

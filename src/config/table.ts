@@ -21,6 +21,10 @@ import {
 } from "../serving/pod_origin.ts";
 import { POD_PERMISSIONS, type PodPermission } from "../serving/permissions.ts";
 import type { CliFlagSpec, OptionSpec, TableRow } from "./row.ts";
+import {
+  COMPAT_DIALECTS,
+  type CompatDialect,
+} from "../signaling/compat/limits.ts";
 
 export type { OptionKind } from "./kinds.ts";
 export { argOf, defaultLabel } from "./row.ts";
@@ -315,6 +319,16 @@ export const TABLE = [
     orNull: true,
     defaultText: "any",
     help: 'WebSocket origins allowed (403 otherwise); pods send "null"',
+  },
+  {
+    key: "compat",
+    flag: "compat",
+    arg: "LIST",
+    kind: "choiceList",
+    choices: COMPAT_DIALECTS as readonly CompatDialect[],
+    default: COMPAT_DIALECTS as readonly CompatDialect[],
+    help:
+      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id; comma-separated, or none",
   },
   {
     key: "iceServers",

@@ -119,6 +119,13 @@ export interface SignalServerOptions {
   /** Signaling limits. */
   signaling?: SignalingOptions;
   /**
+   * Signaling for apps written for other libraries: `"y-webrtc"` serves
+   * `/y-webrtc` (y-webrtc's protocol), `"peerjs"` serves `/peerjs` and
+   * `/peerjs/id` (the PeerJS server's); `[]` serves neither (404).
+   * @default {["y-webrtc","peerjs"]}
+   */
+  compat?: ("y-webrtc" | "peerjs")[];
+  /**
    * Static ICE servers sent to every peer in `joined` and `ice` frames
    * (STUN, or TURN with fixed credentials). @default {[]}
    */

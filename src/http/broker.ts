@@ -30,7 +30,9 @@ import {
   isValidHost,
   targetOf,
 } from "./request_url.ts";
-import { SignalingHub } from "../signaling/hub.ts";
+import { type HubClient, SignalingHub } from "../signaling/hub.ts";
+import type { PeerSocket } from "../signaling/types.ts";
+import { createCompat } from "./compat.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
@@ -69,8 +71,16 @@ export interface Broker {
    * `host_invalid`, when the adapter passes `host`).
    */
   refuseMethod(path: string, host?: string | null): Response;
-  /** The signaling hub that upgraded sockets are given to. */
+  /** The signaling hub that upgraded `/signal` sockets are given to. */
   readonly hub: SignalingHub;
+  /**
+   * Gives an upgraded socket to its hub: `/signal`'s, or a dialect's.
+   *
+   * @param socket How the hub sends to and closes the socket.
+   * @param admission What `handle` admitted the upgrade with.
+   * @returns What the adapter calls on each message and on close.
+   */
+  connect(socket: PeerSocket, admission: Admission): HubClient;
   /** The metrics the adapters feed and the metrics listener renders, or null. */
   readonly metrics: Metrics | null;
   /** Refuses new sockets, closes open ones with 1001 and waits for them. */
@@ -111,7 +121,13 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
-  const health = () => handleHealth(hub.stats, startedAt, isPodOrigin);
+  const health = () =>
+    handleHealth(
+      compat.withOrigins(hub.stats),
+      startedAt,
+      compat.health(),
+      isPodOrigin,
+    );
   // The broker's pod caches (headers, ready responses, script hashes).
   const { permissions } = podHosts ?? {};
   const pods = createPodContext({ ...options, podUrl, onHit, permissions });
@@ -165,6 +181,10 @@ export function createBroker(options: ResolvedOptions): Broker {
     }
   }
 
+  const admit = ({ request }: RouteRequest) => admitSocket(request, "/signal");
+  // The metrics are made from the routes: the dialects reach them later.
+  const compat = createCompat(options, admitSocket, () => metrics);
+
   /** The route table: matching, 405s, preflights and metrics labels. */
   const front = createFrontPage(options);
   const routes: Route[] = [
@@ -183,6 +203,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
     { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
+    ...compat.routes,
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
     {
       pattern: "/:id",
@@ -194,7 +215,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     },
   ];
   const matchRoute = createRouteMatcher(routes);
-  const podRoutes = podHosts?.routes(admit) ?? [];
+  const podRoutes = podHosts?.routes(admit, compat.routes) ?? [];
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
   const matchUpgrade = createRouteMatcher(
     [...routes, ...podRoutes].filter((route) => route.upgrade === true),
@@ -202,7 +223,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
-      stats: (): MetricsStats => hub.counts,
+      stats: (): MetricsStats => ({ ...hub.counts, compat: compat.counts() }),
       // A pod host's routes (`/`, `/signal`) are labelled as they are named.
       routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
       problemCodes: Object.keys(PROBLEM_CODES),
@@ -225,10 +246,10 @@ export function createBroker(options: ResolvedOptions): Broker {
   let closing = false;
 
   // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
-  function admit({ request }: RouteRequest): Response | Admission {
+  function admitSocket(request: Request, path: string): Response | Admission {
     if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
       return upgradeRequired(
-        "Cannot serve /signal without a WebSocket upgrade",
+        `Cannot serve ${path} without a WebSocket upgrade`,
       );
     }
     const origin = request.headers.get("Origin");
@@ -244,7 +265,7 @@ export function createBroker(options: ResolvedOptions): Broker {
         "Cannot accept WebSockets: shutting down",
       );
     }
-    if (!hub.hasRoom()) {
+    if (hub.counts.sockets + compat.sockets() >= options.signaling.maxSockets) {
       return problem(
         "too_many_sockets",
         "Cannot accept more WebSockets: the broker is full",
@@ -411,7 +432,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     hub.closeAll();
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      hub.drained(),
+      Promise.all([hub.drained(), compat.closeAll()]),
       new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timer);
@@ -434,12 +455,19 @@ export function createBroker(options: ResolvedOptions): Broker {
 
   const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
 
+  function connect(socket: PeerSocket, admission: Admission): HubClient {
+    return admission.compat === undefined
+      ? hub.connect(socket, admission.origin)
+      : compat.connect(socket, admission.origin, admission.compat);
+  }
+
   return {
     handle,
     fetch,
     isUpgradePath,
     refuseMethod,
     hub,
+    connect,
     metrics,
     shutdown,
   };

@@ -150,8 +150,10 @@ export class PodHosts {
    * `Clear-Site-Data`.
    *
    * @param admit The broker's `/signal` handler.
+   * @param more Routes a pod host shares with the broker host (the
+   * dialects' `/y-webrtc`, `/peerjs`, `/peerjs/id` and `/ice`).
    */
-  routes(admit: RouteHandler): Route[] {
+  routes(admit: RouteHandler, more: readonly Route[] = []): Route[] {
     const serve = (input: RouteRequest): Response | Promise<Response> => {
       // The pod's own origin is the base URL of what it is served with.
       input.baseUrl = this.originOf(input.baseUrl, input.id);
@@ -170,6 +172,7 @@ export class PodHosts {
         upgrade: true,
         methods: { GET: admit },
       },
+      ...more,
     ];
   }
 }

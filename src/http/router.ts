@@ -8,10 +8,24 @@
  * @module
  */
 
+import type { CompatDialect } from "../signaling/compat/limits.ts";
+
+/** A dialect socket's admission: what its hub needs to know of it. */
+export interface CompatAdmission {
+  /** Which dialect. */
+  dialect: CompatDialect;
+  /** Its namespace (`namespaceOf`). */
+  namespace: string;
+  /** The query's `key`, `id` and `token` (PeerJS). */
+  params: Record<string, string>;
+}
+
 /** A request to a WebSocket route that the adapter should upgrade. */
 export interface Admission {
   /** The `Origin` header, or null when absent. */
   origin: string | null;
+  /** For `/y-webrtc` and `/peerjs`: the dialect socket; absent for `/signal`. */
+  compat?: CompatAdmission;
 }
 
 /** What a handler gets: the request, its base URL and the path parameter. */

@@ -26,6 +26,13 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { isKnownCloseCode } from "../signaling/close.ts";
 import { SIGNAL_ERROR_CODES } from "../signaling/messages.ts";
 import type { SignalingObserver } from "../signaling/types.ts";
+import type { CompatObserver } from "../signaling/compat/base.ts";
+import type { CompatDialect } from "../signaling/compat/limits.ts";
+import {
+  CompatMetrics,
+  type CompatSocketCounts,
+  renderCompatSockets,
+} from "./compat_metrics.ts";
 import { VERSION } from "../version.ts";
 import {
   Counter,
@@ -76,7 +83,7 @@ const METHODS = new Set(["GET", "HEAD", "POST", "OPTIONS", "PUT", "DELETE"]);
 
 const SIGNALING_ERROR_CODES = new Set<string>(SIGNAL_ERROR_CODES);
 
-export type { SignalingObserver };
+export type { CompatObserver, SignalingObserver };
 
 /** Live figures read at each scrape (the hub's `stats`). */
 export interface MetricsStats {
@@ -86,6 +93,8 @@ export interface MetricsStats {
   sessions: number;
   /** Joined peers. */
   peers: number;
+  /** Open sockets of each dialect that is on (`/y-webrtc`, `/peerjs`). */
+  compat?: CompatSocketCounts;
 }
 
 /** Options of {@linkcode Metrics}. */
@@ -159,7 +168,7 @@ export interface RequestSample {
  * assert.match(text, /^pod_broker_uploads_refused_total\{code="signature_invalid"\} 1$/m);
  * ```
  */
-export class Metrics implements Disposable, SignalingObserver {
+export class Metrics implements Disposable, SignalingObserver, CompatObserver {
   #routes: ReadonlySet<string>;
   #problemCodes: ReadonlySet<string>;
   #stats: (() => MetricsStats) | undefined;
@@ -223,6 +232,7 @@ export class Metrics implements Disposable, SignalingObserver {
     "Signaling WebSockets closed, by close code.",
     ["code"],
   );
+  #compat = new CompatMetrics();
   /** Every counter, in the order they are rendered (requests first). */
   readonly #counters: readonly Counter[] = [
     this.#requests,
@@ -236,6 +246,8 @@ export class Metrics implements Disposable, SignalingObserver {
     this.#signals,
     this.#signalingErrors,
     this.#closes,
+    this.#compat.relayed,
+    this.#compat.refused,
   ];
   #eventLoop = new Histogram(
     "pod_broker_event_loop_delay_seconds",
@@ -348,6 +360,16 @@ export class Metrics implements Disposable, SignalingObserver {
     });
   }
 
+  /** Records frames a dialect (`y-webrtc`, `peerjs`) relayed to sockets. */
+  compatRelayed(dialect: CompatDialect, frames: number): void {
+    this.#compat.relay(dialect, frames);
+  }
+
+  /** Records a frame or connection a dialect refused, by its code. */
+  compatRefused(dialect: CompatDialect, code: string): void {
+    this.#compat.refuse(dialect, code);
+  }
+
   /**
    * Records a closed signaling WebSocket.
    *
@@ -392,6 +414,7 @@ export class Metrics implements Disposable, SignalingObserver {
         stats.sessions,
       );
       gauge(out, "pod_broker_peers", "Joined signaling peers.", stats.peers);
+      if (stats.compat) renderCompatSockets(out, stats.compat);
     }
     this.#eventLoop.render(out);
     gauge(

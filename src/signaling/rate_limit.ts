@@ -67,20 +67,23 @@ export class RateLimit {
   }
 
   /**
-   * Takes a token for one frame.
+   * Takes a token for one frame, or `cost` tokens for a frame that fans out
+   * to `cost` sockets (at most a full bucket, so any frame can pass).
    *
    * @param bucket The socket's bucket (updated).
    * @param now The time (ms since the epoch).
+   * @param cost Tokens the frame costs.
    * @returns What to do with the frame.
    */
-  take(bucket: Bucket, now: number = Date.now()): RateVerdict {
+  take(bucket: Bucket, now: number = Date.now(), cost = 1): RateVerdict {
     bucket.tokens = Math.min(
       this.#burst,
       bucket.tokens + ((now - bucket.refilledAt) * this.#perSecond) / 1000,
     );
     bucket.refilledAt = now;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
+    const price = Math.min(cost, this.#burst);
+    if (bucket.tokens >= price) {
+      bucket.tokens -= price;
       bucket.dropped = 0;
       return "accept";
     }

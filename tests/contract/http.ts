@@ -543,6 +543,7 @@ test("GET /health reports status, version, uptime and signaling figures", async 
     "sessions",
     "peers",
     "origins",
+    "compat",
   ]);
   assert.equal(health.status, "ok");
   assert.equal(health.version, version);
@@ -552,6 +553,10 @@ test("GET /health reports status, version, uptime and signaling figures", async 
   assert.equal(health.sessions, 0);
   assert.equal(health.peers, 0);
   assert.deepEqual(health.origins, []);
+  assert.deepEqual(health.compat, {
+    "y-webrtc": { sockets: 0, topics: 0 },
+    peerjs: { sockets: 0, ids: 0 },
+  });
 });
 
 test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", async (api) => {

@@ -7,6 +7,7 @@ import { ADAPTER_CASES } from "./adapters.ts";
 import { FIDELITY_CASES } from "./fidelity.ts";
 import { CLI_CASES } from "./cli.ts";
 import { FRONT_PAGE_CASES } from "./front_page.ts";
+import { COMPAT_CASES } from "./compat.ts";
 import { HARDENING_CASES } from "./hardening.ts";
 import { HARDENING_NODE_CASES } from "./hardening_node.ts";
 import { HTTP_CASES } from "./http.ts";
@@ -45,6 +46,7 @@ export const CASES: readonly ContractCase[] = [
   ...ORIGIN_CASES,
   ...FIDELITY_CASES,
   ...HARDENING_NODE_CASES,
+  ...COMPAT_CASES,
   ...PERMISSION_CASES,
 ];
 

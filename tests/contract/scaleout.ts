@@ -37,7 +37,7 @@ interface ContractRedis extends AsyncDisposable {
 }
 
 /** Starts redis-server, or returns null (and says so) when it is missing. */
-async function startRedis(): Promise<ContractRedis | null> {
+export async function startRedis(): Promise<ContractRedis | null> {
   if (!existsSync(REDIS_SERVER)) {
     if (process.env.CI) throw new Error(`${REDIS_SERVER} is missing`);
     console.error(`\n!!! ${REDIS_SERVER} is missing: this case is SKIPPED\n`);

@@ -250,8 +250,9 @@ async function authorFolder(api: ContractApi) {
   assert.equal(keygen.code, 0, keygen.stderr);
   const other = await runCli(api, ["keygen", "--out", at("other.pem")]);
   assert.equal(other.code, 0, other.stderr);
-  const ownerKey = /publicKey: (\S+)/.exec(keygen.stderr)![1]!;
-  const otherKey = /publicKey: (\S+)/.exec(other.stderr)![1]!;
+  // keygen prints the public key alone on standard output.
+  const ownerKey = keygen.stdout.trim();
+  const otherKey = other.stdout.trim();
   return { dir, at, ownerKey, otherKey };
 }
 

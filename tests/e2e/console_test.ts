@@ -28,8 +28,10 @@ firefoxNotice("the console test in Firefox");
  *   send only the features browsers know);
  * - a pod's own origin is sandboxed with both `allow-scripts` and
  *   `allow-same-origin` ("An iframe which has both ... can escape its
- *   sandboxing", although the pod is no iframe): a design choice to make,
- *   either dropping the sandbox on pod hosts or accepting the warning.
+ *   sandboxing", although the pod is no iframe). The sandbox stays: on a
+ *   pod host it still refuses what its tokens leave out (pointer lock,
+ *   top navigation by a frame, presentation), and the warning is about
+ *   frames, which a pod is not.
  */
 function chromiumBlockers(): RegExp[] {
   const blockers: RegExp[] = [];

@@ -27,6 +27,9 @@ export const HEALTH_MAX_ORIGIN_CHARS = 256;
  * @param stats The hub's live figures (this broker's own, with a bus too).
  * @param startedAt When the broker started (ms since the epoch).
  * @param isPodOrigin With a pod domain: whether an origin is a pod host's.
+ * @param compat The live figures of each dialect that is on
+ * (`/y-webrtc`: sockets and topics; `/peerjs`: sockets and ids), reported
+ * as `compat` when any is.
  * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
  * plus `podOrigins` with a pod domain, `originsOmitted` when origins were
  * left out, and `bus` (`"up"` or `"down"`) when a signaling bus is
@@ -35,6 +38,7 @@ export const HEALTH_MAX_ORIGIN_CHARS = 256;
 export function handleHealth(
   stats: HubStats,
   startedAt: number,
+  compat: Record<string, Record<string, number>> = {},
   isPodOrigin?: (origin: string) => boolean,
 ): Response {
   const origins: string[] = [];
@@ -61,6 +65,7 @@ export function handleHealth(
     origins,
     ...(isPodOrigin === undefined ? {} : { podOrigins: pods }),
     ...(omitted === 0 ? {} : { originsOmitted: omitted }),
+    ...(Object.keys(compat).length === 0 ? {} : { compat }),
     ...(stats.bus === undefined ? {} : { bus: stats.bus }),
   }, { "Cache-Control": "no-store" });
 }

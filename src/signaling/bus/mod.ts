@@ -22,6 +22,10 @@
  * @module
  */
 
+import type { CompatBus } from "./compat.ts";
+
+export type { CompatBus, CompatBusListener } from "./compat.ts";
+
 /** Whether the bus can be used now. */
 export type BusState = "up" | "down";
 
@@ -113,6 +117,11 @@ export interface Bus {
   deliver(node: string, delivery: BusDelivery): Promise<void>;
   /** Removes this node's peers from the bus and disconnects. */
   close(): Promise<void>;
+  /**
+   * The y-webrtc topics and PeerJS ids shared with the other nodes;
+   * without it, the dialects' topics and ids are each broker's own.
+   */
+  readonly compat?: CompatBus;
 }
 
 /**

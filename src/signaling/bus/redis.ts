@@ -39,6 +39,7 @@ import { randomAlphanumeric } from "../../_util/id.ts";
 import type { Logger } from "../../_util/log.ts";
 import { scrubSecrets, urlSecrets } from "../../_util/secrets.ts";
 import { REAP_BATCH, SCRIPTS } from "./redis_scripts.ts";
+import { COMPAT_SCRIPTS, RedisCompatBus } from "./redis_compat.ts";
 import type {
   Bus,
   BusDelivery,
@@ -125,6 +126,8 @@ export async function createRedisBus(
 export class RedisBus implements Bus {
   /** This broker's id on the bus (random, 16 characters). */
   readonly node: string;
+  /** The y-webrtc topics and PeerJS ids shared on this Redis (redis_compat.ts). */
+  readonly compat: RedisCompatBus;
   #cmd: Redis;
   #sub: Redis;
   #prefix: string;
@@ -190,7 +193,14 @@ export class RedisBus implements Bus {
       autoResubscribe: true,
       maxRetriesPerRequest: null,
     });
-    for (const [name, { lua, keys }] of Object.entries(SCRIPTS)) {
+    const scripts = { ...SCRIPTS, ...COMPAT_SCRIPTS };
+    this.compat = new RedisCompatBus({
+      cmd: this.#cmd,
+      prefix: this.#prefix,
+      node: this.node,
+      channel: (node) => this.#nodeChannel(node),
+    });
+    for (const [name, { lua, keys }] of Object.entries(scripts)) {
       this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
     }
     for (const client of [this.#cmd, this.#sub]) {
@@ -316,6 +326,7 @@ export class RedisBus implements Bus {
     this.#timer = undefined;
     if (this.#cmd.status === "ready") {
       try {
+        await this.compat.reap(this.node);
         await this.#reap(this.node);
       } catch {
         // Its entry lapses by itself, and the others remove its peers.
@@ -353,6 +364,7 @@ export class RedisBus implements Bus {
     const listener = this.#listener;
     if (listener === undefined) return;
     const kind = message[0];
+    if (kind === "~") return this.compat.onMessage(message);
     if (kind === "+" || kind === "!") {
       // "+<seq> <session> <peer> <node>" (joined) or "!…" (left).
       const [seq, session, peerId, node] = message.slice(1).split(" ");
@@ -428,9 +440,11 @@ export class RedisBus implements Bus {
     this.#check();
     if (this.#reaping) return;
     this.#reaping = true;
-    this.#reap("").catch(() => {}).finally(() => {
-      this.#reaping = false;
-    });
+    this.compat.reap().then(() => this.#reap("")).catch(() => {}).finally(
+      () => {
+        this.#reaping = false;
+      },
+    );
   }
 
   // Removes the peers of lapsed brokers (or of `node`), REAP_BATCH per

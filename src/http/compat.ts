@@ -1,0 +1,203 @@
+/**
+ * The routes of signaling for apps written for other libraries: `/y-webrtc`
+ * and `/peerjs` (WebSockets, admitted as `/signal` is), `/peerjs/id` (a
+ * fresh PeerJS id) and `/ice` (the broker's ICE servers with fresh TURN
+ * credentials). The `compat` option chooses the dialects; `/ice` is always
+ * there. This module owns the dialect hubs and hands each admitted socket
+ * to its own.
+ *
+ * @module
+ */
+
+import { randomAlphanumeric } from "../_util/id.ts";
+import type { ResolvedOptions } from "../config/options.ts";
+import type { CompatClient, CompatObserver } from "../signaling/compat/base.ts";
+import { type CompatDialect, namespaceOf } from "../signaling/compat/limits.ts";
+import { PeerJsHub } from "../signaling/compat/peerjs.ts";
+import { createCompatRelays } from "../signaling/compat/relays.ts";
+import { YWebrtcHub } from "../signaling/compat/y_webrtc.ts";
+import type { HubStats } from "../signaling/hub.ts";
+import type { PeerSocket } from "../signaling/types.ts";
+import { jsonResponse } from "./problem.ts";
+import type {
+  Admission,
+  CompatAdmission,
+  Route,
+  RouteRequest,
+} from "./router.ts";
+
+/** The broker's upgrade decision for `path` (426, 403, 503 or admitted). */
+export type AdmitSocket = (
+  request: Request,
+  path: string,
+) => Response | Admission;
+
+/** The dialects of one broker. */
+export interface Compat {
+  /** The routes: the broker host's and a pod host's alike. */
+  readonly routes: Route[];
+  /** Open sockets of each dialect that is on. */
+  counts(): Partial<Record<CompatDialect, number>>;
+  /** Each dialect that is on, with its live figures (for `/health`). */
+  health(): Partial<Record<CompatDialect, Record<string, number>>>;
+  /** Open sockets of every dialect. */
+  sockets(): number;
+  /** `/signal`'s figures, with the dialect sockets' origins added. */
+  withOrigins(stats: HubStats): HubStats;
+  /** Gives an admitted dialect socket to its hub. */
+  connect(
+    socket: PeerSocket,
+    origin: string | null,
+    admission: CompatAdmission,
+  ): CompatClient;
+  /** Closes every dialect socket with 1001 and waits for them. */
+  closeAll(): Promise<void>;
+}
+
+/**
+ * Builds the dialects that `options.compat` names, and their routes.
+ *
+ * @param options The resolved options.
+ * @param admit The broker's upgrade decision.
+ * @param observer The metrics, once they are made (or null).
+ * @returns The dialects.
+ */
+export function createCompat(
+  options: ResolvedOptions,
+  admit: AdmitSocket,
+  observer: () => CompatObserver | null,
+): Compat {
+  const common = {
+    limits: options.signaling,
+    logger: options.logger,
+    observer: {
+      compatRelayed: (...args) => observer()?.compatRelayed(...args),
+      compatRefused: (...args) => observer()?.compatRefused(...args),
+    } satisfies CompatObserver,
+  };
+  const on = new Set(options.compat);
+  // With a bus that has a compat part, topics and ids are shared.
+  const shared = options.bus?.compat;
+  const relays = shared === undefined || on.size === 0
+    ? null
+    : createCompatRelays(shared, options.logger);
+  const yWebrtc = on.has("y-webrtc")
+    ? new YWebrtcHub({ ...common, relay: relays?.topics })
+    : null;
+  const peerjs = on.has("peerjs")
+    ? new PeerJsHub({ ...common, relay: relays?.ids })
+    : null;
+  const hubs = [yWebrtc, peerjs].filter((hub) => hub !== null);
+
+  const upgrade =
+    (dialect: CompatDialect, path: string) =>
+    ({ request, id }: RouteRequest): Response | Admission => {
+      const answer = admit(request, path);
+      if (answer instanceof Response) return answer;
+      const params: Record<string, string> = {};
+      if (dialect === "peerjs") {
+        const query = new URL(request.url).searchParams;
+        for (const name of ["key", "id", "token"]) {
+          const value = query.get(name);
+          if (value !== null) params[name] = value;
+        }
+      }
+      const namespace = namespaceOf(id === "" ? null : id, answer.origin);
+      return { ...answer, compat: { dialect, namespace, params } };
+    };
+
+  const routes: Route[] = [{
+    pattern: "/ice",
+    cors: true,
+    methods: { GET: (input) => ice(input, options) },
+  }];
+  if (yWebrtc !== null) {
+    routes.push({
+      pattern: "/y-webrtc",
+      cors: false,
+      upgrade: true,
+      methods: { GET: upgrade("y-webrtc", "/y-webrtc") },
+    });
+  }
+
+  if (peerjs !== null) {
+    routes.push(
+      {
+        pattern: "/peerjs",
+        cors: false,
+        upgrade: true,
+        methods: { GET: upgrade("peerjs", "/peerjs") },
+      },
+      { pattern: "/peerjs/id", cors: true, methods: { GET: peerJsId } },
+    );
+  }
+
+  return {
+    routes,
+    counts() {
+      const counts: Partial<Record<CompatDialect, number>> = {};
+      for (const hub of hubs) counts[hub.dialect] = hub.sockets;
+      return counts;
+    },
+    health() {
+      const figures: Partial<Record<CompatDialect, Record<string, number>>> =
+        {};
+      for (const hub of hubs) figures[hub.dialect] = hub.stats;
+      return figures;
+    },
+    sockets: () => hubs.reduce((sum, hub) => sum + hub.sockets, 0),
+    withOrigins(stats) {
+      if (hubs.every((hub) => hub.sockets === 0)) return stats;
+      const origins = new Set(stats.origins);
+      for (const hub of hubs) {
+        for (const origin of hub.origins) origins.add(origin);
+      }
+      return { ...stats, origins: [...origins].sort() };
+    },
+    connect(socket, origin, { dialect, namespace, params }) {
+      if (dialect === "y-webrtc" && yWebrtc !== null) {
+        return yWebrtc.connect(socket, origin, namespace);
+      }
+      if (dialect === "peerjs" && peerjs !== null) {
+        return peerjs.connect(socket, origin, namespace, params);
+      }
+      throw new RangeError(`Cannot connect a '${dialect}' socket: it is off`);
+    },
+    async closeAll() {
+      for (const hub of hubs) hub.closeAll();
+      await Promise.all(hubs.map((hub) => hub.drained()));
+    },
+  };
+}
+
+/**
+ * `GET /ice`: the ICE servers a peer gets in `joined`, with TURN
+ * credentials minted for this request, for clients that do not speak the
+ * broker's own protocol.
+ */
+function ice(input: RouteRequest, options: ResolvedOptions): Response {
+  const iceServers = options.iceServersFor(randomAlphanumeric(16));
+  const response = jsonResponse({ iceServers }, {
+    "Cache-Control": "no-store",
+  });
+  input.bodyBytes = Number(response.headers.get("Content-Length"));
+  return response;
+}
+
+/**
+ * `GET /peerjs/id`: a fresh id, as the PeerJS server gives one (text, and
+ * any origin may read it: a pod's is `null`). The id is not held: the
+ * socket that opens with it claims it.
+ */
+function peerJsId(input: RouteRequest): Response {
+  const body = new TextEncoder().encode(crypto.randomUUID());
+  input.bodyBytes = body.length;
+  return new Response(body, {
+    headers: {
+      "Content-Type": "text/plain; charset=utf-8",
+      "Content-Length": String(body.length),
+      "Cache-Control": "no-store",
+      "X-Content-Type-Options": "nosniff",
+    },
+  });
+}

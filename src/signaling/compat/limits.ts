@@ -1,0 +1,105 @@
+/**
+ * The signaling dialects for apps written for other libraries (y-webrtc
+ * and PeerJS): their names, the bounds that each dialect adds to the
+ * limits of protocol version 1, and the namespace a socket lives in. Every
+ * number here is named once.
+ *
+ * @module
+ */
+
+/** The dialects, in the order `--compat` lists them. */
+export const COMPAT_DIALECTS = ["y-webrtc", "peerjs"] as const;
+
+/** One dialect: `y-webrtc` (`/y-webrtc`) or `peerjs` (`/peerjs`). */
+export type CompatDialect = typeof COMPAT_DIALECTS[number];
+
+/** Topics one `/y-webrtc` socket may be subscribed to at once. */
+export const MAX_TOPICS_PER_SOCKET = 16;
+
+/** The longest y-webrtc topic (a room name), in UTF-16 code units. */
+export const MAX_TOPIC_CHARS = 256;
+
+/**
+ * The longest y-webrtc peer id (`from`, `to`) in clear mode; y-webrtc's
+ * own are UUIDs of 36 characters.
+ */
+export const MAX_YWEBRTC_PEER_CHARS = 64;
+
+/**
+ * The largest `data` of a publish in y-webrtc's password mode: one base64
+ * string of at most 16 KiB (its characters are bytes).
+ */
+export const MAX_PASSWORD_DATA_BYTES = 16_384;
+
+/** The longest PeerJS id; PeerJS's own are UUIDs of 36 characters. */
+export const MAX_PEERJS_ID_CHARS = 64;
+
+/** The longest PeerJS token; PeerJS's own are about 11 characters. */
+export const MAX_PEERJS_TOKEN_CHARS = 64;
+
+/** The largest PeerJS `metadata`, as JSON text in UTF-8 bytes. */
+export const MAX_PEERJS_METADATA_BYTES = 1_024;
+
+/**
+ * How long a PeerJS message to an id that is not connected waits for it;
+ * then the sender gets `EXPIRE`. Also how long a PeerJS id whose socket
+ * closed stays its token's, so that a reconnect keeps it; then its
+ * contacts get `LEAVE`.
+ */
+export const PEERJS_WAIT_MS = 5_000;
+
+/** Messages one PeerJS socket may have waiting for absent ids. */
+export const MAX_PEERJS_QUEUED_MESSAGES = 32;
+
+/** Bytes one PeerJS socket may have waiting for absent ids. */
+export const MAX_PEERJS_QUEUED_BYTES: number = 64 * 1_024;
+
+/**
+ * The PeerJS ids one id remembers as contacts (told `LEAVE` when it dies);
+ * past it, new contacts are not remembered.
+ */
+export const MAX_PEERJS_CONTACTS = 256;
+
+/**
+ * The namespace of a socket's topics and ids: on a pod host, the pod's
+ * own; on the broker host, the request's `Origin` value (every pod there
+ * has the same opaque origin, `null`, so they share one namespace).
+ *
+ * @param podId The pod whose host the socket came to, or null on the broker
+ * host.
+ * @param origin The `Origin` header, or null when absent.
+ * @returns A namespace name.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { namespaceOf } from "./limits.ts";
+ *
+ * assert.equal(namespaceOf("Ab12Cd34Ef56", "null"), "pod:Ab12Cd34Ef56");
+ * assert.equal(namespaceOf(null, "null"), "origin:null");
+ * assert.notEqual(namespaceOf(null, null), namespaceOf(null, ""));
+ * ```
+ */
+export function namespaceOf(
+  podId: string | null,
+  origin: string | null,
+): string {
+  if (podId !== null) return `pod:${podId}`;
+  return origin === null ? "none" : `origin:${origin}`;
+}
+
+/**
+ * A key for a name in a namespace, unambiguous whatever characters either
+ * holds (the namespace's length comes first).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { scopedKey } from "./limits.ts";
+ *
+ * assert.notEqual(scopedKey("a", "bc"), scopedKey("ab", "c"));
+ * ```
+ */
+export function scopedKey(namespace: string, name: string): string {
+  return `${namespace.length}:${namespace}${name}`;
+}

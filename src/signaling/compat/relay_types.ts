@@ -1,0 +1,67 @@
+/**
+ * What the dialect hubs ask of the signaling bus, as they see it: a
+ * {@linkcode TopicRelay} for `/y-webrtc` and an {@linkcode IdRelay} for
+ * `/peerjs` (`relays.ts` makes both on a bus). Without them, a broker's
+ * topics and ids are its own.
+ *
+ * @module
+ */
+
+import type { PeerJsFrame } from "./peerjs_frames.ts";
+
+/**
+ * Carries topics across brokers (through the signaling bus). Without one,
+ * a broker's topics are its own.
+ */
+export interface TopicRelay {
+  /**
+   * A socket of this broker subscribed to `key`. Resolves false when the
+   * topic is full across brokers (the hub then takes the socket out again,
+   * and does not call `unsubscribe` for it).
+   */
+  subscribe(key: string, max: number): Promise<boolean>;
+  /** A socket of this broker left `key`. */
+  unsubscribe(key: string): void;
+  /** Subscribers of `key` on other brokers, as last known. */
+  remote(key: string): number;
+  /**
+   * Sends a checked publish frame (as a client would send it) to the other
+   * brokers with subscribers of `key`.
+   */
+  publish(key: string, frame: string): void;
+  /** Claims a clear-mode `from` of topic `key` for this broker. */
+  claimFrom(key: string, from: string): Promise<boolean>;
+  /** Lets this broker's `from` of topic `key` go. */
+  releaseFrom(key: string, from: string): void;
+  /** Attaches the hub: publish frames from other brokers come through it. */
+  attach(deliver: (key: string, frame: string) => void): void;
+}
+
+/** A message for an id that another broker holds. */
+export interface RemoteMessage {
+  /** The addressee's key (namespace and id). */
+  dstKey: string;
+  /** The sender's id (in the same namespace). */
+  src: string;
+  /** The frame's type, destination and payload, checked by the sender. */
+  frame: PeerJsFrame;
+}
+
+/**
+ * Claims ids across brokers and carries messages to the broker that holds
+ * an id (through the signaling bus). Without one, a broker's ids are its
+ * own.
+ */
+export interface IdRelay {
+  /** Claims `key` for this broker; false when another broker holds it. */
+  claim(key: string): Promise<boolean>;
+  /** Lets `key` go. */
+  release(key: string): void;
+  /**
+   * Sends a message to the broker that holds its addressee; false when no
+   * broker does.
+   */
+  send(message: RemoteMessage): Promise<boolean>;
+  /** Attaches the hub: messages for its ids come through it. */
+  attach(deliver: (message: RemoteMessage) => void): void;
+}

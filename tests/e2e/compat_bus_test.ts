@@ -1,0 +1,143 @@
+// The y-webrtc and PeerJS dialects across brokers on Redis, when a broker
+// dies: kill -9 of a broker in its own process, and its y-webrtc
+// subscriptions and `from`s and its PeerJS ids are removed from Redis by
+// the survivor within four heartbeats, so that they can be had again.
+import assert from "node:assert/strict";
+import { Redis } from "ioredis";
+import { createRedisBus } from "../../src/signaling/bus/redis.ts";
+import { startServer, TestClient } from "../contract/_support.ts";
+import { DENO_API } from "../support/helpers.ts";
+import { haveRedis, startRedis } from "../support/redis.ts";
+
+const HAVE_REDIS = haveRedis();
+const HEARTBEAT_MS = 300;
+
+/** Starts tests/support/bus_broker_child.ts and reads its port. */
+async function childBroker(redisUrl: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../support/bus_broker_child.ts", import.meta.url).pathname,
+      String(HEARTBEAT_MS),
+    ],
+    env: { REDIS_URL: redisUrl },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("The child broker exited");
+    line += value;
+  }
+  reader.releaseLock();
+  const { port } = JSON.parse(line.split("\n")[0]!);
+  return {
+    port,
+    async kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}
+
+async function until(check: () => Promise<boolean>, what: string, ms: number) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+Deno.test({
+  name:
+    "compat bus: kill -9 of a broker frees its y-webrtc subscriptions and froms and its PeerJS ids within four heartbeats",
+  ignore: !HAVE_REDIS,
+  async fn() {
+    await using redis = await startRedis();
+    const bus = await createRedisBus({
+      url: redis.url,
+      heartbeatMs: HEARTBEAT_MS,
+    });
+    await using survivor = await startServer(DENO_API, {
+      bus,
+      signaling: { maxPeersPerSession: 2 },
+    });
+    const doomed = await childBroker(redis.url);
+    const probe = new Redis(redis.url);
+    try {
+      const base = `ws://127.0.0.1:${doomed.port}`;
+      const there = new TestClient(`${base}/y-webrtc`);
+      await there.opened();
+      there.send({ type: "subscribe", topics: ["room"] });
+      there.send({
+        type: "publish",
+        topic: "room",
+        data: { type: "announce", from: "peer-x" },
+      });
+      assert.equal((await there.next()).data.from, "peer-x");
+      const alice = new TestClient(
+        `${base}/peerjs?key=peerjs&id=alice&token=t`,
+      );
+      assert.deepEqual(await alice.next(), { type: "OPEN" });
+      const nodes = await probe.smembers("pod-broker:cnodes");
+      assert.equal(nodes.length, 1, "the doomed broker holds a share");
+      assert.equal(await probe.hlen("pod-broker:claims"), 2);
+
+      const wsUrl = survivor.url.replace("http", "ws");
+      const here = new TestClient(`${wsUrl}/y-webrtc`);
+      await here.opened();
+      here.send({ type: "subscribe", topics: ["room"] });
+      await doomed.kill();
+      const killed = Date.now();
+      await until(
+        async () => (await probe.hlen("pod-broker:claims")) === 0,
+        "the claims of the dead broker to go",
+        4 * HEARTBEAT_MS + 3_000,
+      );
+      await until(
+        async () =>
+          JSON.stringify(await probe.smembers("pod-broker:cnodes")) ===
+            JSON.stringify([bus.node]),
+        "only the survivor to hold a share",
+        2_000,
+      );
+      const [, topics] = await probe.scan(0, "MATCH", "pod-broker:ct:*");
+      assert.equal(topics.length, 1);
+      assert.deepEqual(await probe.hgetall(topics[0]!), { [bus.node]: "1" });
+      console.log(`reaped after ${Date.now() - killed} ms`);
+      // Its from and its id can be had again; its place in the topic too
+      // (two subscribers at most: the survivor's socket and one more).
+      here.send({
+        type: "publish",
+        topic: "room",
+        data: { type: "announce", from: "peer-x" },
+      });
+      assert.equal((await here.next()).data.from, "peer-x");
+      const second = new TestClient(`${wsUrl}/y-webrtc`);
+      await second.opened();
+      second.send({ type: "subscribe", topics: ["room"] });
+      second.send({ type: "ping" });
+      assert.deepEqual(await second.next(), { type: "pong" });
+      const heir = new TestClient(
+        `${wsUrl}/peerjs?key=peerjs&id=alice&token=other`,
+      );
+      assert.deepEqual(await heir.next(), { type: "OPEN" });
+      for (const client of [here, second, heir, there, alice]) {
+        await client.close();
+      }
+    } finally {
+      probe.disconnect();
+      await doomed.kill();
+      await survivor.server.close();
+      await bus.close();
+    }
+  },
+});
