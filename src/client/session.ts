@@ -8,7 +8,7 @@
 import { ALPHABET } from "./negotiation.ts";
 
 /** A valid session: 1 to 128 characters of `[A-Za-z0-9_-]`. */
-export const SESSION = /^[\w-]{1,128}$/;
+export const SESSION: RegExp = /^[\w-]{1,128}$/;
 
 function freshSession(): string {
   // 64 symbols: `byte & 63` picks uniformly.

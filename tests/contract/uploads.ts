@@ -208,20 +208,21 @@ test(
         await steady.close();
       }
     }
-    // A 500 ms window: 2 KiB every 50 ms is 40 KiB a second, far over the
-    // minimum and never near a pause, but a body twice this pod's size
-    // needs 30 s of the 20 s given.
-    await using t = await startServer(api, { uploadTimeoutMs: 500 });
-    const twice = new Uint8Array(2 * pod.length);
-    twice.set(pod);
-    twice.set(pod, pod.length);
-    const long = await announce(t.server.port, twice.length, "");
+    // A 1 s window: 4 KiB every 50 ms is 80 KiB a second, far over the
+    // minimum and never near a pause (a busy machine's stall would have to
+    // last a whole window), but a body six times this pod's size needs 45 s
+    // of the 40 s given.
+    await using t = await startServer(api, { uploadTimeoutMs: 1_000 });
+    const copies = 6;
+    const body = new Uint8Array(copies * pod.length);
+    for (let i = 0; i < copies; i++) body.set(pod, i * pod.length);
+    const long = await announce(t.server.port, body.length, "");
     try {
-      await stream(long, twice, 2048, 50);
+      await stream(long, body, 4096, 50);
       const text = await long.readUntil((t) => parseRawResponse(t).complete);
       const response = parseRawResponse(text);
       assert.equal(response.status, 408, text.slice(0, 300));
-      assert.match(response.body, /had not all arrived after 20000 ms/);
+      assert.match(response.body, /had not all arrived after 40000 ms/);
     } finally {
       await long.close();
     }
