@@ -55,5 +55,6 @@ export type {
   SignalServerOptions,
 } from "./config/types.ts";
 export type { ScriptPolicy } from "./serving/pod_headers.ts";
+export { POD_PERMISSIONS, type PodPermission } from "./serving/permissions.ts";
 export { DenyList, type DenyListInit } from "./operator/deny_list.ts";
 export { VERSION } from "./version.ts";

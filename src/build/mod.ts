@@ -46,6 +46,7 @@ import { pageWarnings, REMOTE_HINT } from "./check.ts";
 import { clientUrl } from "./client_url.ts";
 import { Confinement, OUTSIDE, OUTSIDE_HINT, type Problem } from "./confine.ts";
 import { iconEdit } from "./icon.ts";
+import * as declaration from "./permissions.ts";
 import {
   classifyUrl,
   cleanUrl,
@@ -78,6 +79,8 @@ export interface BuildPodOptions {
   name?: string;
   /** The manifest's `createdAt` (`true` for now; needs `seed`). */
   createdAt?: string | true;
+  /** Features to declare first in the head (the page must declare none). */
+  permissions?: readonly declaration.PodPermission[];
   /**
    * The module that `pod-broker/client` (and `jsr:@pod/broker/client`)
    * stands for: a path or a `file:`/`http(s):` URL.
@@ -177,11 +180,16 @@ export async function buildPod(
   const problems = reports.flatMap((report) => report.problems);
   if (problems.length > 0) throw new BuildError(entry, problems);
   const icon = iconEdit(html);
-  const built = applyEdits(html, [
+  const edits = [
     // First: it may share its offset with an edit that starts there.
     ...(icon ? [icon] : []),
     ...reports.flatMap((report) => report.edits),
-  ]);
+  ];
+  const declared = options.permissions &&
+    declaration.declarationEdit(html, options.permissions);
+  if (declared === null) throw new BuildError(entry, [declaration.twice(page)]);
+  if (declared) edits.unshift(declared); // before all: first in the head
+  const built = applyEdits(html, edits);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
       file: page,
@@ -203,7 +211,10 @@ export async function buildPod(
     .map(describe);
   // Remote references were refused above; the size is only a warning (a
   // broker may raise its limit).
-  warnings.push(...pageWarnings(page, bytes, false));
+  warnings.push(
+    ...pageWarnings(page, bytes, false),
+    ...declaration.declarationWarnings(page, bytes),
+  );
   return { html: bytes, warnings };
 }
 

@@ -18,6 +18,8 @@ import {
   BundlerError,
 } from "../build/mod.ts";
 import { PodError } from "../pod/errors.ts";
+import { parsePermissionList } from "../build/permissions.ts";
+import { POD_PERMISSIONS } from "../serving/permissions.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { oneLine } from "../_util/text.ts";
 
@@ -45,6 +47,7 @@ export async function runBuild(args: string[]): Promise<number> {
       key: { type: "string" },
       name: { type: "string" },
       "created-at": { type: "boolean" },
+      permissions: { type: "string" },
     }, true);
     const entry = onePositional(positionals, "build", "ENTRY.html");
     const folder = dirname(resolve(entry));
@@ -72,13 +75,25 @@ export async function runBuild(args: string[]): Promise<number> {
     if (key !== undefined && name !== undefined) options.name = name;
     // Every signing writes the time (--created-at is still accepted).
     if (options.seed !== undefined) options.createdAt = true;
+    const dropped: string[] = [];
+    if (values.permissions !== undefined) {
+      const { known, unknown } = parsePermissionList(values.permissions);
+      options.permissions = known;
+      if (unknown.length > 0) {
+        dropped.push(
+          `--permissions: unknown permission ${
+            unknown.map((token) => `'${token}'`).join(", ")
+          } dropped (known: ${POD_PERMISSIONS.join(", ")})`,
+        );
+      }
+    }
     const { html, warnings } = await buildPod(entry, options);
     if (key !== undefined && await isInside(key, folder)) {
       warnings.unshift(
         `the key '${key}' is inside the pod's folder: move it out (build never inlines it, but a copy or a commit of the folder would publish it)`,
       );
     }
-    for (const warning of warnings) {
+    for (const warning of [...dropped, ...warnings]) {
       stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
     }
     if (values.out === undefined) {

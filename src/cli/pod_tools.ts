@@ -87,13 +87,19 @@ export async function verifyCommand(args: string[]): Promise<number> {
   const { positionals } = parse(args, {}, true);
   const input = onePositional(positionals, "verify");
   try {
-    const { manifest, contentSha256 } = await verifyPod(await readBytes(input));
+    const bytes = await readBytes(input);
+    const { manifest, contentSha256 } = await verifyPod(bytes);
+    // Loaded here: the declaration is read with the HTML parser.
+    const { readDeclaration } = await import(
+      "../serving/permission_declaration.ts"
+    );
     const report = {
       valid: true,
       ownerPubkey: manifest.publicKey,
       contentSha256,
       name: manifest.name ?? null,
       createdAt: manifest.createdAt ?? null,
+      permissions: readDeclaration(bytes).permissions,
     };
     return print(`${JSON.stringify(report, null, 2)}\n`);
   } catch (error) {

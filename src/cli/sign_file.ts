@@ -99,7 +99,12 @@ export async function signFile(
   }
   // Loaded here: the page checks use the HTML parser of `build`.
   const { pageWarnings } = await import("../build/check.ts");
-  for (const warning of pageWarnings(input, bytes)) {
+  const { declarationWarnings } = await import("../build/permissions.ts");
+  const warnings = [
+    ...pageWarnings(input, bytes),
+    ...declarationWarnings(input, bytes),
+  ];
+  for (const warning of warnings) {
     stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
   }
   const options: SignPodOptions = { createdAt: true };

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { POD_PERMISSIONS } from "../serving/permissions.ts";
+
 /** A sub-command's synopsis (for the summary) and its full usage text. */
 export interface CommandUsage {
   /** `pod-broker sign --key FILE ...`: the line of `pod-broker --help`. */
@@ -48,15 +50,17 @@ to --out FILE or standard output. The manifest's createdAt is the time of
 signing, always (--created-at is accepted and changes nothing). A page signed
 before keeps its name unless --name is given. A page signed by another key is
 refused unless --new-owner is given: only the key that published a pod can
-update it. Warns about remote references (the pod's policy blocks them) and
-about a page larger than a broker's default limit.`,
+update it. Warns about remote references (the pod's policy blocks them),
+about a page larger than a broker's default limit, and about unknown
+permissions in <meta name="pod-permissions"> (dropped: a broker ignores them).`,
   },
   verify: {
     synopsis: "pod-broker verify POD.html",
     summary: "check a signed pod",
     details:
-      `Prints the owner key, content digest, name and time of a valid pod as JSON
-(exit 0); exit 1 with the reason when it is not a valid pod.`,
+      `Prints the owner key, content digest, name, time and declared permissions
+of a valid pod as JSON (exit 0); exit 1 with the reason when it is not a
+valid pod.`,
   },
   publish: {
     synopsis:
@@ -80,7 +84,7 @@ anything is uploaded, on bad usage.`,
   },
   build: {
     synopsis:
-      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME]",
+      "pod-broker build ENTRY.html [--out FILE] [--key FILE] [--name NAME] [--permissions LIST]",
     summary: "bundle a page and what it loads into one file",
     details:
       `Writes ENTRY.html and everything it loads (scripts, stylesheets, images,
@@ -88,7 +92,11 @@ fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
 --out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
 'pod-broker keygen' writes), or the key a pod folder's deno.json names
 ('pod-broker init'), the output is a signed pod, its createdAt the time of
-the build; --name sets its name. Remote references are errors: download the
+the build; --name sets its name. --permissions camera,microphone writes
+<meta name="pod-permissions"> first in the head: the features the pod asks
+for on its own origin, of
+${POD_PERMISSIONS.join(", ")}
+(unknown ones are dropped with a warning). Remote references are errors: download the
 file into the folder, or npm install the package. Nothing outside the page's
 folder is read (links resolved) but packages in node_modules, and a key file
 is never inlined.`,

@@ -20,14 +20,23 @@ export type RoomEventType =
   | "peerleave"
   | "message"
   | "connectionchange"
-  | "onlinechange";
+  | "onlinechange"
+  | "track"
+  | "trackend";
 
-/** What a room dispatches: the peer it is about and, for `message`, the data. */
+/**
+ * What a room dispatches: the peer it is about and, for `message`, the
+ * data; for `track` and `trackend`, the track and its streams.
+ */
 export class RoomEvent extends Event {
   /** The peer (empty for `onlinechange`). */
   readonly peerId: string;
   /** The message: a string, or an ArrayBuffer for binary data. */
   readonly data: string | ArrayBuffer | undefined;
+  /** The peer's track, for `track` and `trackend`. */
+  readonly track: MediaStreamTrack | undefined;
+  /** The streams the peer added the track in (maybe none). */
+  readonly streams: readonly MediaStream[];
 
   /**
    * Makes an event.
@@ -35,10 +44,20 @@ export class RoomEvent extends Event {
    * @param type The event type.
    * @param peerId The peer.
    * @param data The message, for `message`.
+   * @param track The track, for `track` and `trackend`.
+   * @param streams Its streams.
    */
-  constructor(type: RoomEventType, peerId = "", data?: string | ArrayBuffer) {
+  constructor(
+    type: RoomEventType,
+    peerId = "",
+    data?: string | ArrayBuffer,
+    track?: MediaStreamTrack,
+    streams: readonly MediaStream[] = [],
+  ) {
     super(type);
     this.peerId = peerId;
     this.data = data;
+    this.track = track;
+    this.streams = streams;
   }
 }

@@ -2,7 +2,8 @@
  * `pod-broker/client`: peer-to-peer rooms for pods, in the browser, with no
  * dependencies. {@linkcode joinRoom} joins a session through the broker's
  * signaling WebSocket and meshes every peer of it over WebRTC data
- * channels; the broker relays only descriptions and candidates.
+ * channels, with camera, microphone and screen tracks on the same
+ * connections; the broker relays only descriptions and candidates.
  *
  * ```js ignore
  * import { joinRoom } from "pod-broker/client";
@@ -54,7 +55,8 @@
  *   channels do not need it meanwhile. After a rejoin, links still
  *   negotiating are dropped (they were addressed to old ids), and an open
  *   link that is not connected restarts ICE with a fresh offer (one made
- *   while the broker was unreachable never arrived). Peers listed under new
+ *   while the broker was unreachable never arrived; a connected link makes
+ *   that offer again). Peers listed under new
  *   ids get a second link; when it opens and its remote id is that of an
  *   open link, its hello (`{id, sid}`, the first message on every channel)
  *   confirms the signaling id its signals came from: that id becomes the
@@ -65,6 +67,22 @@
  *   so an open channel is never renegotiated. The broker's `peer-left`
  *   closes only links whose channel is not open: an open channel ends with
  *   its own close.
+ * - Media: `room.addTrack(track, stream?, { to? })` sends a camera,
+ *   microphone or screen track to every peer (or one), and
+ *   `room.removeTrack(track, { to? })` stops it. What was added, and for
+ *   whom, is kept: a link is made to match it when it is made (the tracks
+ *   for every peer go in its first offer or answer), when it becomes a
+ *   peer's (so a peer who joins later gets every track) and after each
+ *   change, by
+ *   `addTrack`/`removeTrack` on its connection, and the same perfect
+ *   negotiation sends the offer (both ends adding tracks at once is glare,
+ *   settled as above; a change made while an offer awaits its answer is
+ *   offered once the answer is in, since the browser does not ask twice). A peer's tracks arrive as `track` events (with
+ *   `track` and `streams`) once its connection is negotiated to receive
+ *   them, and end (`trackend`) when it stops sending them or its link
+ *   closes; like messages, only from the link DTLS proved to be the
+ *   peer's. The connection is the data channel's, so ICE restarts and a
+ *   broker restart keep media flowing.
  * - Trust: a link whose hello names another id than its certificate's is
  *   closed, and a hello acts on no link but its own and the first link of
  *   the same certificate. So no session member can take another's id

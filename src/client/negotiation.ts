@@ -87,13 +87,19 @@ export function idOf(fingerprint: string): string {
  * Which connection a description belongs to: its DTLS fingerprint (the
  * remote peer's certificate, one per room) and its SDP session id (one per
  * connection, known only to its two ends and the broker), as
- * `"AB:CD:… 123"`. Undefined unless it has exactly one SHA-256 fingerprint,
- * so that the one DTLS checks is the one a peer's id is taken from.
+ * `"AB:CD:… 123"`. Undefined unless it has one SHA-256 fingerprint (each
+ * media section of a bundle repeats it: every line must be the same), so
+ * that the one DTLS checks is the one a peer's id is taken from.
  */
 export function signature(sdp = ""): string | undefined {
-  const fingerprint = /^a=fingerprint:sha-256 ([\dA-F:]{95})\r?$/im.exec(sdp);
+  const lines = sdp.match(/^a=fingerprint:[^\r\n]*/gm) ?? [];
+  const fingerprint = /^a=fingerprint:sha-256 ([\dA-F:]{95})$/i.exec(
+    lines[0] ?? "",
+  );
   const session = /^o=\S+ (\d+) /m.exec(sdp);
-  return sdp.split("a=fingerprint:").length === 2 && fingerprint && session
+  return sdp.split("a=fingerprint:").length === lines.length + 1 &&
+      new Set(lines.map((line) => line.toUpperCase())).size === 1 &&
+      fingerprint && session
     ? `${fingerprint[1]!.toUpperCase()} ${session[1]}`
     : undefined;
 }
@@ -120,6 +126,7 @@ export class Link {
   /** The remote signature once closed. */
   #remote: string | undefined;
   #closed = false;
+  #again = false;
   #id = "";
   #ready = false;
   #early: ArrayBuffer[] = [];
@@ -146,15 +153,7 @@ export class Link {
     dc.onclose = () => this.close();
     dc.onbufferedamountlow = () => this.#pump();
     dc.onmessage = (event) => this.#receive(event.data);
-    // Offers are made in the same queue as remote descriptions are applied,
-    // so a remote offer never lands while a local one is being set.
-    pc.onnegotiationneeded = () => {
-      this.#chain = this.#chain.then(async () => {
-        if (pc.signalingState !== "stable") return;
-        await pc.setLocalDescription();
-        this.#sendDescription();
-      }).catch(() => {});
-    };
+    pc.onnegotiationneeded = () => this.#offer();
     pc.onicecandidate = ({ candidate: c }) => {
       // Only the members the broker accepts (toJSON may add others).
       if (c) {
@@ -246,8 +245,11 @@ export class Link {
     this.#chain = this.#chain.then(async () => {
       if (pc.signalingState === "have-local-offer") {
         await pc.setLocalDescription({ type: "rollback" });
+        // What it offered (tracks added meanwhile) is offered again.
+        this.#again = true;
       }
       if (pc.connectionState !== "connected") pc.restartIce();
+      else if (this.#again) this.#offer();
     }).catch(() => {});
   }
 
@@ -286,6 +288,21 @@ export class Link {
       await pc.setLocalDescription();
       this.#sendDescription();
     }
+    if (this.#again && pc.signalingState === "stable") this.#offer();
+  }
+
+  // Offers are made in the same queue as remote descriptions are applied,
+  // so a remote offer never lands while a local one is being set. One that
+  // cannot be made yet (an offer of ours awaits its answer) is made once
+  // the connection is stable again: the browser does not ask twice.
+  #offer(): void {
+    const pc = this.pc;
+    this.#chain = this.#chain.then(async () => {
+      if (pc.signalingState !== "stable") return void (this.#again = true);
+      this.#again = false;
+      await pc.setLocalDescription();
+      this.#sendDescription();
+    }).catch(() => {});
   }
 
   // The channel may open (and carry messages) before the remote

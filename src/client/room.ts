@@ -7,6 +7,7 @@
 
 import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
 import { type BrokerFrame, Signaling } from "./socket.ts";
+import { Media } from "./media.ts";
 import { spend } from "./budget.ts";
 import { defaultSession, defaultUrl, SESSION } from "./session.ts";
 import {
@@ -49,7 +50,7 @@ export interface JoinOptions {
   maxReceiveBytes?: number;
 }
 
-/** Options of {@linkcode Room.send}. */
+/** Options of {@linkcode Room.send}, `addTrack` and `removeTrack`. */
 export interface SendOptions {
   /** One peer's id; every peer when absent or undefined. */
   to?: string | undefined;
@@ -62,7 +63,8 @@ const decoder = new TextDecoder();
  * A session's peers, meshed over data channels. Made by
  * {@linkcode joinRoom}; an `EventTarget` dispatching {@linkcode RoomEvent}s:
  * `peerjoin` and `peerleave` (a data channel to `peerId` opened or closed),
- * `message` (`data` from `peerId`), `connectionchange` (see
+ * `message` (`data` from `peerId`), `track` and `trackend` (a `track` of
+ * `peerId`, in `streams`, arrived or ended), `connectionchange` (see
  * {@linkcode Room.connection}) and `onlinechange` (see {@linkcode Room.online}).
  */
 export class Room extends EventTarget {
@@ -84,6 +86,9 @@ export class Room extends EventTarget {
   #all = new Set<Link>();
   #links = new Map<string, Link>();
   #peers = new Map<string, Link>();
+  #media = new Media((type, link, track, streams) =>
+    this.dispatchEvent(new RoomEvent(type, link.id, undefined, track, streams))
+  );
 
   /**
    * Starts joining; prefer {@linkcode joinRoom}, which waits for it.
@@ -226,6 +231,27 @@ export class Room extends EventTarget {
     }
   }
 
+  /**
+   * Sends a camera, microphone or screen `track` (in `stream`, which peers
+   * get as `streams`) to every peer, those who join later too, or to peer
+   * `options.to`; each gets a `track` event.
+   *
+   * @throws {Error} When the room was left.
+   */
+  addTrack(
+    track: MediaStreamTrack,
+    stream?: MediaStream,
+    options: SendOptions = {},
+  ): void {
+    if (this.#left) throw new Error("Cannot add a track: the room was left");
+    this.#media.add(this.#peers.values(), track, stream, options.to);
+  }
+
+  /** Stops sending `track` to every peer, or to `options.to` (`trackend`). */
+  removeTrack(track: MediaStreamTrack, options: SendOptions = {}): void {
+    this.#media.remove(this.#peers.values(), track, options.to);
+  }
+
   /** Leaves the session: closes the signaling socket and every connection. */
   leave(): void {
     if (this.#left) return;
@@ -346,6 +372,7 @@ export class Room extends EventTarget {
               this.#links.delete(link.sid);
             }
             if (this.#peers.get(link.id) === link) {
+              this.#media.update(link, false);
               this.#peers.delete(link.id);
               this.#emit("peerleave", link.id);
             }
@@ -356,6 +383,7 @@ export class Room extends EventTarget {
       );
       this.#all.add(link);
       this.#links.set(sid, link);
+      this.#media.watch(link, (l) => this.#peers.get(l.id) === l);
     }
     return link;
   }
@@ -375,6 +403,7 @@ export class Room extends EventTarget {
     this.#peers.set(link.id, link);
     this.#emit("peerjoin", link.id);
     this.#emit("connectionchange", link.id);
+    this.#media.admit(link);
   }
 
   // The hello repeats the id DTLS proved and gives the sender's signaling

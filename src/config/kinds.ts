@@ -12,6 +12,12 @@ import { type IceServer, isIceUrl, isTurnUrl } from "../signaling/ice.ts";
 import type { Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
 import { assertSafeSandbox } from "../serving/pod_headers.ts";
+import {
+  canonicalPermissions,
+  isPodPermission,
+  POD_PERMISSIONS,
+  type PodPermission,
+} from "../serving/permissions.ts";
 import { DenyList, DenyListError } from "../operator/deny_list.ts";
 import { podDomainOf } from "../_util/pod_label.ts";
 import type { Registry } from "../registries/types.ts";
@@ -114,6 +120,8 @@ export interface Kinds {
   readonly choiceList: Kind<string[]>;
   /** A deny list; the flag names its file. */
   readonly denyList: Kind<DenyList>;
+  /** Pod permission tokens; the flag is a comma-separated list, or `none`. */
+  readonly permissions: Kind<PodPermission[]>;
 }
 
 /** Every option kind, by name. */
@@ -332,7 +340,31 @@ export const KINDS: Kinds = {
       }
     },
   },
+  permissions: {
+    flagType: "string",
+    check: (value, _row, refuse) =>
+      canonicalPermissions(
+        stringList(
+          value,
+          isPodPermission,
+          () => refuse(`must be an array of ${PERMISSION_LIST}`),
+        ),
+      ),
+    fromText(text, _row, refuse) {
+      if (text === "none") return [];
+      const tokens = text.split(",").map((token) => token.trim());
+      const unknown = tokens.find((token) => !isPodPermission(token));
+      if (unknown !== undefined) {
+        refuse(
+          `'${unknown}' is not one of ${PERMISSION_LIST}; give a comma-separated list of them, or none`,
+        );
+      }
+      return tokens;
+    },
+  },
 };
+
+const PERMISSION_LIST = POD_PERMISSIONS.join(", ");
 
 /** How an option's value is checked, and how its flag's text is read. */
 export type OptionKind = keyof Kinds;

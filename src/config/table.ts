@@ -19,6 +19,7 @@ import {
   POD_DOMAIN_LISTINGS,
   type PodDomainListing,
 } from "../serving/pod_origin.ts";
+import { POD_PERMISSIONS, type PodPermission } from "../serving/permissions.ts";
 import type { CliFlagSpec, OptionSpec, TableRow } from "./row.ts";
 import {
   COMPAT_DIALECTS,
@@ -121,6 +122,17 @@ export const TABLE = [
     defaultText: "none: required with a pod domain reachable in public",
     help:
       "whether the pod domain is on the Public Suffix List: listed, or unlisted to serve pods before it is (any pod can then set cookies for every pod, and block them for a visitor); not needed for localhost and .test, .example, .invalid names",
+  },
+  {
+    key: "podPermissions",
+    flag: "pod-permissions",
+    arg: "LIST",
+    kind: "permissions",
+    default: POD_PERMISSIONS as unknown as PodPermission[],
+    defaultText:
+      "camera,microphone,display-capture,clipboard-write,fullscreen,screen-wake-lock,picture-in-picture,autoplay",
+    help:
+      "the most a pod on its own origin may be granted of what it declares (camera, microphone, ...; comma-separated, or none); the broker's host never grants",
   },
   {
     key: "maxBlobBytes",

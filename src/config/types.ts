@@ -11,6 +11,7 @@
 import type { IceServer, TurnOptions } from "../signaling/ice.ts";
 import type { Logger } from "../_util/log.ts";
 import type { PodHeaderOptions } from "../serving/pod_headers.ts";
+import type { PodPermission } from "../serving/permissions.ts";
 import type { DenyList } from "../operator/deny_list.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
 import type { Registry } from "../registries/types.ts";
@@ -68,6 +69,13 @@ export interface SignalServerOptions {
    * `.localhost`, `.test`, `.example` and `.invalid`.
    */
   podDomainPsl?: "listed" | "unlisted";
+  /**
+   * The most a pod on its own origin (`podDomain`) may be granted of the
+   * features it declares in `<meta name="pod-permissions">`; `[]` grants
+   * nothing. The broker's host never grants any.
+   * @default {["camera", "microphone", "display-capture", "clipboard-write", "fullscreen", "screen-wake-lock", "picture-in-picture", "autoplay"]}
+   */
+  podPermissions?: PodPermission[];
   /** Upload limit in bytes. @default {52428800} */
   maxBlobBytes?: number;
   /**

@@ -7,10 +7,15 @@
  * @module
  */
 
-import type { Logger } from "../_util/log.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
-import { isUnavailable } from "../registries/types.ts";
+import {
+  notAllowed,
+  notFound,
+  preflight,
+  toProblem,
+  upgradeRequired,
+} from "./answers.ts";
 import { createFrontPage } from "./routes/front.ts";
 import { handleHealth } from "./routes/health.ts";
 import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
@@ -18,7 +23,6 @@ import { handleUpload, type UploadContext } from "./routes/upload.ts";
 import { handleUpdate } from "./routes/update.ts";
 import {
   type Admission,
-  allowedMethods,
   createRouteMatcher,
   type Route,
   type RouteHandler,
@@ -137,7 +141,8 @@ export function createBroker(options: ResolvedOptions): Broker {
       isPodOrigin,
     );
   // The broker's pod caches (headers, ready responses, script hashes).
-  const pods = createPodContext({ ...options, podUrl, onHit });
+  const { permissions } = podHosts ?? {};
+  const pods = createPodContext({ ...options, podUrl, onHit, permissions });
   const pod = (input: RouteRequest) =>
     podHosts?.redirect(input) ?? handlePod(input, pods);
   const meta = (input: RouteRequest) => handleMeta(input, pods);
@@ -461,69 +466,4 @@ export function createBroker(options: ResolvedOptions): Broker {
     metrics,
     shutdown,
   };
-}
-
-/** 426 with `Upgrade: websocket`: the one way `/signal` says it needs one. */
-function upgradeRequired(detail: string): Response {
-  return problem("upgrade_required", detail, { Upgrade: "websocket" });
-}
-
-function preflight(request: Request, route: Route): Response {
-  return new Response(null, {
-    status: 204,
-    headers: {
-      "Access-Control-Allow-Methods": allowedMethods(route),
-      "Access-Control-Allow-Headers":
-        request.headers.get("Access-Control-Request-Headers") ??
-          "Content-Type",
-      "Access-Control-Max-Age": "86400",
-    },
-  });
-}
-
-function notFound(path: string): Response {
-  return problem(
-    "not_found",
-    `Cannot find '${path.slice(0, 200)}' on this broker`,
-  );
-}
-
-function notAllowed(route: Route): Response {
-  const allow = allowedMethods(route);
-  return problem(
-    "method_not_allowed",
-    `Cannot use this method here; allowed: ${allow}`,
-    {
-      Allow: allow,
-    },
-  );
-}
-
-function toProblem(error: unknown, logger: Logger): Response {
-  // The one place that reads a registry's `unavailable` (on the error or
-  // its cause): 503 and Retry-After, not 500.
-  if (isUnavailable(error)) {
-    logger("warn", "The registry is unreachable", { error });
-    return problem(
-      "storage_failed",
-      "Cannot answer now: the registry is unreachable, try again shortly",
-      undefined,
-      503,
-    );
-  }
-  if (error instanceof BrokerError) {
-    if (error.status >= 500 && error.code !== "busy") {
-      logger("error", error.message, { code: error.code, error: error.cause });
-    } else if (error.cause !== undefined) {
-      // A refusal with a cause is the client's doing (an aborted upload):
-      // normal, so only for debugging.
-      logger("debug", error.message, { code: error.code, error: error.cause });
-    }
-    return problem(error.code, error.message, undefined, error.status);
-  }
-  logger("error", "Unexpected error", { error });
-  return problem(
-    "internal_error",
-    "Cannot answer: an unexpected error happened",
-  );
 }

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { PodPermissionCache } from "../serving/permission_cache.ts";
+import type { PodPermission } from "../serving/permissions.ts";
 import { isPodId } from "../_util/id.ts";
 import { podIdOfLabel, podLabel } from "../_util/pod_label.ts";
 import {
@@ -33,19 +35,36 @@ export class PodHosts {
   // add allow-same-origin), as long-lived as the broker's: the pod routes
   // key their caches by base URL, here the pod's origin.
   readonly #context: PodContext;
+  /**
+   * What each pod version is granted on its own origin (declared and
+   * allowed), read once per version: the pod hosts' Permissions-Policy and
+   * the broker's `/meta`.
+   */
+  readonly permissions: PodPermissionCache;
 
   /**
    * Serves pods at `LABEL.domain`.
    *
    * @param domain The pod domain (checked by the option).
    * @param options What the broker's pod routes get (`podHeaderOptions`
-   * become the pod hosts' own).
+   * become the pod hosts' own), and `podPermissions`, what a pod may be
+   * granted.
    */
-  constructor(domain: string, options: PodContextOptions) {
+  constructor(
+    domain: string,
+    options: PodContextOptions & {
+      podPermissions: readonly PodPermission[];
+    },
+  ) {
     this.#suffix = `.${domain}`;
+    this.permissions = new PodPermissionCache({
+      allowed: options.podPermissions,
+    });
     this.#context = createPodContext({
       ...options,
       podHeaderOptions: podOriginHeaderOptions(options.podHeaderOptions),
+      permissions: this.permissions,
+      grantsInHeaders: true,
     });
   }
 

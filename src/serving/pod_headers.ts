@@ -11,6 +11,7 @@
  */
 
 import { Lru } from "../_util/lru.ts";
+import { type PodPermission, withGrants } from "./permissions.ts";
 import type { ScriptHashes } from "./script_hashes.ts";
 
 /**
@@ -107,15 +108,19 @@ function brokerOrigins(signalUrl: string): string {
 }
 
 /**
- * Powerful features a chat pod does not need, all denied: only features
- * the browsers know (an unknown one is a console warning on every load).
+ * Powerful features, all denied unless a pod on its own origin is granted
+ * one (see `permissions.ts`). Only features browsers know are listed:
+ * Chromium logs an error for each one it does not recognize.
  */
 export const DEFAULT_PERMISSIONS_POLICY: string = [
   "accelerometer",
   "autoplay",
   "camera",
+  "clipboard-read",
+  "clipboard-write",
   "display-capture",
   "encrypted-media",
+  "fullscreen",
   "geolocation",
   "gyroscope",
   "hid",
@@ -251,6 +256,8 @@ export function scriptPolicyConflict(options: PodHeaderOptions): string | null {
  * @param scriptHashes With `scriptPolicy: "hashes"`: the pod's inline
  * script hashes (`ScriptHashCache.hashesOf`); omitted, no inline script may
  * run. Ignored with the default policy.
+ * @param grants The features Permissions-Policy grants the pod's own
+ * origin (on a pod host only; see `permissions.ts`).
  * @returns The headers as name and value pairs.
  *
  * @example The headers of a pod under the strict script policy
@@ -272,6 +279,7 @@ export function podHeaderList(
   options: PodHeaderOptions,
   signalUrl: string,
   scriptHashes?: ScriptHashes,
+  grants: readonly PodPermission[] = [],
 ): [string, string][] {
   const hashes = options.scriptPolicy === "hashes"
     ? scriptHashes ?? []
@@ -296,7 +304,10 @@ export function podHeaderList(
     ],
     [
       "Permissions-Policy",
-      options.permissionsPolicy ?? DEFAULT_PERMISSIONS_POLICY,
+      withGrants(
+        options.permissionsPolicy ?? DEFAULT_PERMISSIONS_POLICY,
+        grants,
+      ),
     ],
   ];
 }
@@ -305,8 +316,8 @@ export function podHeaderList(
 const HEADER_LISTS_KEPT = 64;
 
 /**
- * A broker's pod headers: the list for each signaling URL is built once
- * (the last {@linkcode HEADER_LISTS_KEPT} base URLs are kept), and a pod
+ * A broker's pod headers: the list for each signaling URL (and grants) is
+ * built once (the last {@linkcode HEADER_LISTS_KEPT} are kept), and a pod
  * with its own script hashes gets a list of its own.
  */
 export class PodHeaders {
@@ -333,19 +344,23 @@ export class PodHeaders {
    *
    * @param baseUrl The public base URL of the request.
    * @param scriptHashes The pod's script hashes (`scriptPolicy: "hashes"`).
+   * @param grants The features granted to the pod's own origin.
    * @returns The headers as name and value pairs.
    */
   of(
     baseUrl: string,
     scriptHashes?: ScriptHashes,
+    grants: readonly PodPermission[] = [],
   ): readonly [string, string][] {
+    const signalUrl = signalUrlOf(baseUrl);
     if (this.hashesScripts) {
-      return podHeaderList(this.#options, signalUrlOf(baseUrl), scriptHashes);
+      return podHeaderList(this.#options, signalUrl, scriptHashes, grants);
     }
-    let list = this.#lists.get(baseUrl);
+    const key = `${baseUrl} ${grants.join(" ")}`;
+    let list = this.#lists.get(key);
     if (list === undefined) {
-      list = podHeaderList(this.#options, signalUrlOf(baseUrl));
-      this.#lists.set(baseUrl, list);
+      list = podHeaderList(this.#options, signalUrl, undefined, grants);
+      this.#lists.set(key, list);
     }
     return list;
   }

@@ -96,6 +96,7 @@ test("POST /pods, GET /:id and /meta: round trip with exact bytes and counted hi
     "version",
     "updatedAt",
     "scriptPolicy",
+    "permissions",
   ]);
   assert.equal(meta.id, created.id);
   assert.equal(meta.url, created.url);

@@ -16,6 +16,7 @@ import { ICE_CASES } from "./ice.ts";
 import { OPERATIONS_CASES } from "./operations.ts";
 import { OPERATOR_CASES } from "./operator.ts";
 import { ORIGIN_CASES } from "./origin.ts";
+import { PERMISSION_CASES } from "./permissions.ts";
 import { POD_DOMAIN_CASES } from "./pod_domain.ts";
 import { SCALEOUT_CASES } from "./scaleout.ts";
 import { SCRIPT_POLICY_CASES } from "./script_policy.ts";
@@ -48,6 +49,7 @@ export const CASES: readonly ContractCase[] = [
   ...HARDENING_NODE_CASES,
   ...READY_POD_CASES,
   ...COMPAT_CASES,
+  ...PERMISSION_CASES,
 ];
 
 const names = new Set<string>();

@@ -12,6 +12,11 @@ import {
   SCRIPT_POLICIES,
   type ScriptPolicy,
 } from "../../serving/pod_headers.ts";
+import {
+  DECLARATION_SCAN_BYTES,
+  type PodPermission,
+} from "../../serving/permissions.ts";
+import type { PodPermissionCache } from "../../serving/permission_cache.ts";
 import { BrokerError, jsonResponse } from "../problem.ts";
 import type {
   ScriptHashCache,
@@ -53,6 +58,13 @@ export interface PodContext {
   scriptPolicy: ScriptPolicy;
   /** Called with each hit the registry is told of (the metrics' count). */
   onHit?: (() => void) | undefined;
+  /**
+   * With `podDomain`: what each pod version is granted on its own origin
+   * (`/meta`'s `permissions`; a pod host's Permissions-Policy).
+   */
+  permissions?: PodPermissionCache | undefined;
+  /** Whether Permissions-Policy grants them (a pod host; never the broker's). */
+  grantsInHeaders?: boolean | undefined;
 }
 
 /** What {@linkcode createPodContext} needs, from the resolved options. */
@@ -73,6 +85,10 @@ export interface PodContextOptions {
   podUrl?: ((baseUrl: string, id: string) => string) | undefined;
   /** Called with each hit the registry is told of (the metrics' count). */
   onHit?: (() => void) | undefined;
+  /** With `podDomain`: the grants of each pod version. */
+  permissions?: PodPermissionCache | undefined;
+  /** Whether Permissions-Policy grants them (a pod host only). */
+  grantsInHeaders?: boolean | undefined;
 }
 
 /**
@@ -101,6 +117,8 @@ export function createPodContext(options: PodContextOptions): PodContext {
     podUrl: options.podUrl,
     scriptPolicy: options.podHeaderOptions.scriptPolicy ?? SCRIPT_POLICIES[0]!,
     onHit: options.onHit,
+    permissions: options.permissions,
+    grantsInHeaders: options.grantsInHeaders,
   };
 }
 
@@ -174,11 +192,13 @@ async function serveVersion(
   }
   const hashes = await scriptHashesOf(record, context);
   if (hashes === null) return null;
+  const grants = context.grantsInHeaders ? await grantsOf(record, context) : [];
+  if (grants === null) return null;
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...context.headers.of(input.baseUrl, hashes),
+    ...context.headers.of(input.baseUrl, hashes, grants),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
@@ -345,7 +365,62 @@ export async function handleMeta(
     updatedAt: record.updatedAt ?? record.uploadedAt,
     ...(context.podUrl && { podUrl: context.podUrl(baseUrl, record.id) }),
     scriptPolicy: context.scriptPolicy,
+    permissions: await grantsOf(record, context) ?? [],
   }, { "Cache-Control": "no-cache" });
+}
+
+/**
+ * What the version `record` names is granted on its own origin, read once
+ * per version ([] without a pod domain), or null when the registry holds
+ * another version now.
+ */
+async function grantsOf(
+  record: PodRecord,
+  context: PodContext,
+): Promise<readonly PodPermission[] | null> {
+  if (context.permissions === undefined) return [];
+  return await context.permissions.grantsOf(
+    record,
+    () => headOf(record, context),
+  );
+}
+
+/**
+ * The first bytes of the version `record` names, enough for its
+ * declaration (a large pod's stream is read that far and cancelled), or
+ * null when the registry holds another version now.
+ */
+async function headOf(
+  record: PodRecord,
+  context: PodContext,
+): Promise<Uint8Array | null> {
+  const { registry } = context;
+  if (!registry.getBlobStream || record.blobSize <= POD_CACHE_MAX_ENTRY_BYTES) {
+    return await blobOf(record, context);
+  }
+  const stream = await registry.getBlobStream(record.id);
+  if (stream === null) throw notFound(record.id);
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < DECLARATION_SCAN_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  if (!await stillCurrent(record, context)) return null;
+  const head = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    head.set(chunk, at);
+    at += chunk.length;
+  }
+  return head;
 }
 
 async function findRecord(

@@ -47,6 +47,7 @@ import type {
   BusListener,
   BusSnapshot,
   BusState,
+  CompatBus,
 } from "./mod.ts";
 
 /** Options of {@linkcode createRedisBus}. */
@@ -127,7 +128,10 @@ export class RedisBus implements Bus {
   /** This broker's id on the bus (random, 16 characters). */
   readonly node: string;
   /** The y-webrtc topics and PeerJS ids shared on this Redis (redis_compat.ts). */
-  readonly compat: RedisCompatBus;
+  get compat(): CompatBus {
+    return this.#compat;
+  }
+  #compat: RedisCompatBus;
   #cmd: Redis;
   #sub: Redis;
   #prefix: string;
@@ -194,7 +198,7 @@ export class RedisBus implements Bus {
       maxRetriesPerRequest: null,
     });
     const scripts = { ...SCRIPTS, ...COMPAT_SCRIPTS };
-    this.compat = new RedisCompatBus({
+    this.#compat = new RedisCompatBus({
       cmd: this.#cmd,
       prefix: this.#prefix,
       node: this.node,
@@ -326,7 +330,7 @@ export class RedisBus implements Bus {
     this.#timer = undefined;
     if (this.#cmd.status === "ready") {
       try {
-        await this.compat.reap(this.node);
+        await this.#compat.reap(this.node);
         await this.#reap(this.node);
       } catch {
         // Its entry lapses by itself, and the others remove its peers.
@@ -364,7 +368,7 @@ export class RedisBus implements Bus {
     const listener = this.#listener;
     if (listener === undefined) return;
     const kind = message[0];
-    if (kind === "~") return this.compat.onMessage(message);
+    if (kind === "~") return this.#compat.onMessage(message);
     if (kind === "+" || kind === "!") {
       // "+<seq> <session> <peer> <node>" (joined) or "!…" (left).
       const [seq, session, peerId, node] = message.slice(1).split(" ");
@@ -440,7 +444,7 @@ export class RedisBus implements Bus {
     this.#check();
     if (this.#reaping) return;
     this.#reaping = true;
-    this.compat.reap().then(() => this.#reap("")).catch(() => {}).finally(
+    this.#compat.reap().then(() => this.#reap("")).catch(() => {}).finally(
       () => {
         this.#reaping = false;
       },

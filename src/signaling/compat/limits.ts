@@ -8,10 +8,10 @@
  */
 
 /** The dialects, in the order `--compat` lists them. */
-export const COMPAT_DIALECTS = ["y-webrtc", "peerjs"] as const;
+export const COMPAT_DIALECTS: readonly CompatDialect[] = ["y-webrtc", "peerjs"];
 
 /** One dialect: `y-webrtc` (`/y-webrtc`) or `peerjs` (`/peerjs`). */
-export type CompatDialect = typeof COMPAT_DIALECTS[number];
+export type CompatDialect = "y-webrtc" | "peerjs";
 
 /** Topics one `/y-webrtc` socket may be subscribed to at once. */
 export const MAX_TOPICS_PER_SOCKET = 16;

@@ -1,0 +1,403 @@
+// Powerful features a pod asks for: a pod declares them in its signed HTML
+// (`<meta name="pod-permissions">`), the operator caps them
+// (`podPermissions`), and on the pod's own origin Permissions-Policy grants
+// each declared and allowed one to `self`. The broker's host never grants.
+import assert from "node:assert/strict";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  collect,
+  newSeed,
+  putUpdate,
+  runCli,
+  signedPod,
+  spawnBroker,
+  startServer,
+  tempDir,
+  upload,
+} from "./_support.ts";
+import { labelOf, type RawAnswer, requestAs } from "./pod_domain.ts";
+
+const { cases, test } = collect();
+
+/** The permission cases. */
+export const PERMISSION_CASES = cases;
+
+/** A page that declares `content` in its head. */
+function declaring(content: string, head = ""): string {
+  return `<!doctype html><html><head><meta charset="utf-8">${head}` +
+    `<meta name="pod-permissions" content="${content}">` +
+    `<title>call</title></head><body><p>call</p></body></html>\n`;
+}
+
+/** Each member of a Permissions-Policy, by feature. */
+function policyOf(value: unknown): Map<string, string> {
+  assert.equal(typeof value, "string", "a Permissions-Policy is sent");
+  const members = new Map<string, string>();
+  for (const member of (value as string).split(",")) {
+    const [feature, allow] = member.trim().split("=");
+    assert.ok(!members.has(feature!), `${feature} once`);
+    members.set(feature!, allow!);
+  }
+  return members;
+}
+
+/** The features granted to `self`, sorted; every other one must be `()`. */
+function grantedBy(answer: RawAnswer | Response): string[] {
+  const header = answer instanceof Response
+    ? answer.headers.get("Permissions-Policy")
+    : answer.headers["permissions-policy"];
+  const granted: string[] = [];
+  for (const [feature, allow] of policyOf(header)) {
+    if (allow === "(self)") granted.push(feature);
+    else assert.equal(allow, "()", `${feature}=${allow}`);
+  }
+  return granted.sort();
+}
+
+/** Uploads `html` (signed here unless `sign` is false); its id and host. */
+async function publish(
+  api: Parameters<typeof signedPod>[0],
+  url: string,
+  port: number,
+  html: string,
+  sign = true,
+): Promise<{ id: string; host: string }> {
+  const created = await upload(url, sign ? await signedPod(api, html) : html);
+  assert.equal(created.status, 201, await created.clone().text());
+  const { id } = await created.json();
+  return { id, host: `${labelOf(id)}.pods.test:${port}` };
+}
+
+async function metaPermissions(url: string, id: string): Promise<unknown> {
+  return (await (await fetch(`${url}/${id}/meta`)).json()).permissions;
+}
+
+test("permissions: a pod host grants each declared and allowed feature to self; undeclared and refused ones stay ()", async (api) => {
+  await using t = await startServer(api, {
+    podDomain: "pods.test",
+    podPermissions: ["camera", "microphone", "display-capture", "autoplay"],
+  });
+  const port = t.server.port;
+  const call = await publish(
+    api,
+    t.url,
+    port,
+    declaring("microphone camera clipboard-write"),
+  );
+  const expected = ["camera", "microphone"];
+  // The first view, the ready copy, HEAD and a 304 all carry the grants.
+  for (const method of ["GET", "GET", "HEAD"]) {
+    const answer = await requestAs(port, call.host, "/", method);
+    assert.equal(answer.status, 200);
+    assert.deepEqual(grantedBy(answer), expected, method);
+    const policy = policyOf(answer.headers["permissions-policy"]);
+    // Declared but refused by the operator; allowed but not declared.
+    assert.equal(policy.get("clipboard-write"), "()");
+    assert.equal(policy.get("display-capture"), "()");
+    assert.equal(policy.get("usb"), "()");
+  }
+  const etag = (await requestAs(port, call.host, "/")).headers["etag"];
+  const again = await requestAs(port, call.host, "/", "GET", {
+    "If-None-Match": etag as string,
+  });
+  assert.equal(again.status, 304);
+  assert.deepEqual(grantedBy(again), expected);
+  assert.deepEqual(await metaPermissions(t.url, call.id), expected);
+
+  // A pod that declares nothing gets nothing.
+  const plain = await publish(
+    api,
+    t.url,
+    port,
+    declaring("").replace(
+      /<meta name="pod-permissions"[^>]*>/,
+      "",
+    ),
+  );
+  assert.deepEqual(grantedBy(await requestAs(port, plain.host, "/")), []);
+  assert.deepEqual(await metaPermissions(t.url, plain.id), []);
+});
+
+test("permissions: the broker's host never grants, and /meta says [] without a pod domain", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(
+    t.url,
+    await signedPod(api, declaring("camera microphone fullscreen")),
+  )).json();
+  const served = await fetch(created.url);
+  await served.body?.cancel();
+  assert.equal(served.status, 200);
+  assert.deepEqual(grantedBy(served), []);
+  const policy = policyOf(served.headers.get("Permissions-Policy"));
+  for (const feature of ["camera", "microphone", "fullscreen"]) {
+    assert.equal(policy.get(feature), "()", feature);
+  }
+  assert.deepEqual(await metaPermissions(t.url, created.id), []);
+});
+
+test("permissions: Permissions-Policy names only features browsers know, and denies all eight tokens by default", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(t.url, await signedPod(api))).json();
+  const served = await fetch(created.url);
+  await served.body?.cancel();
+  const policy = policyOf(served.headers.get("Permissions-Policy"));
+  for (const feature of api.POD_PERMISSIONS) {
+    assert.equal(policy.get(feature), "()", feature);
+  }
+  // Chromium logs an error for each of these (it does not know them).
+  for (
+    const unknown of [
+      "ambient-light-sensor",
+      "battery",
+      "bluetooth",
+      "document-domain",
+    ]
+  ) {
+    assert.ok(!policy.has(unknown), unknown);
+  }
+});
+
+test("permissions: an operator's Permissions-Policy is the base the grants replace members of", async (api) => {
+  await using t = await startServer(api, {
+    podDomain: "pods.test",
+    podHeaderOptions: { permissionsPolicy: "camera=(), usb=()" },
+  });
+  const call = await publish(
+    api,
+    t.url,
+    t.server.port,
+    declaring("camera picture-in-picture"),
+  );
+  const answer = await requestAs(t.server.port, call.host, "/");
+  assert.equal(
+    answer.headers["permissions-policy"],
+    "usb=(), camera=(self), picture-in-picture=(self)",
+  );
+});
+
+test("permissions: a new version's declaration is read again", async (api) => {
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const port = t.server.port;
+  const seed = (await api.generateKeyPair()).seed;
+  const v1 = await signedPod(api, declaring("camera"), {
+    createdAt: "2026-01-01T00:00:00Z",
+  }, seed);
+  const created = await (await upload(t.url, v1)).json();
+  const host = `${labelOf(created.id)}.pods.test:${port}`;
+  assert.deepEqual(grantedBy(await requestAs(port, host, "/")), ["camera"]);
+  const v2 = await signedPod(api, declaring("microphone"), {
+    createdAt: "2026-02-01T00:00:00Z",
+  }, seed);
+  const updated = await putUpdate(api, t.url, created.id, v2, seed);
+  await updated.body?.cancel();
+  assert.equal(updated.status, 200);
+  assert.deepEqual(grantedBy(await requestAs(port, host, "/")), [
+    "microphone",
+  ]);
+  assert.deepEqual(await metaPermissions(t.url, created.id), ["microphone"]);
+});
+
+test("permissions: a hostile declaration is bounded and ignored", async (api) => {
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const port = t.server.port;
+  const grants = async (html: string) => {
+    const pod = await publish(api, t.url, port, html);
+    const answer = await requestAs(port, pod.host, "/");
+    assert.equal(answer.status, 200);
+    const header = answer.headers["permissions-policy"] as string;
+    assert.ok(header.length < 1024, `${header.length} bytes`);
+    const listed = await metaPermissions(t.url, pod.id) as string[];
+    assert.deepEqual([...listed].sort(), grantedBy(answer));
+    return grantedBy(answer);
+  };
+  // 100 KB of tokens: past 256 bytes, the declaration is ignored whole.
+  const flood = Array.from(
+    { length: 15_000 },
+    (_, i) => ["camera", "microphone", `x${i}`][i % 3],
+  ).join(" ");
+  assert.ok(flood.length > 100_000);
+  assert.deepEqual(await grants(declaring(flood)), []);
+  assert.deepEqual(await grants(declaring(`camera ${"x".repeat(251)}`)), []);
+  // Duplicates count once; tokens are lower case (others are unknown).
+  assert.deepEqual(
+    await grants(declaring("camera camera CAMERA Microphone\tautoplay  ")),
+    ["autoplay", "camera"],
+  );
+  // Only the first element of the head counts.
+  assert.deepEqual(
+    await grants(declaring("camera", '<meta name="POD-permissions" content>')),
+    [],
+  );
+  // Past the first 64 KiB, in the body, in a comment or a script: unread.
+  assert.deepEqual(
+    await grants(declaring("camera", `<!--${"-".repeat(70_000)}-->`)),
+    [],
+  );
+  assert.deepEqual(
+    await grants(
+      "<!doctype html><title>t</title><p>x</p>" +
+        '<meta name="pod-permissions" content="camera">',
+    ),
+    [],
+  );
+  assert.deepEqual(
+    await grants(
+      '<!doctype html><head><!-- <meta name="pod-permissions" content="camera"> -->' +
+        '<script>"<meta name=pod-permissions content=camera>"</script></head>',
+    ),
+    [],
+  );
+});
+
+test("pod-broker --pod-permissions none grants nothing; an unknown token stops the start with exit 2", async (api) => {
+  await using broker = await spawnBroker(api, [
+    "--pod-domain",
+    "pods.test",
+    "--pod-permissions",
+    "none",
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+  const base = `http://127.0.0.1:${broker.port}`;
+  const call = await publish(
+    api,
+    base,
+    broker.port,
+    declaring("camera microphone"),
+  );
+  assert.deepEqual(grantedBy(await requestAs(broker.port, call.host, "/")), []);
+  assert.deepEqual(await metaPermissions(base, call.id), []);
+
+  const some = await spawnBroker(api, [
+    "--pod-domain",
+    "pods.test",
+    "--pod-permissions",
+    "microphone, camera",
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+  try {
+    const base = `http://127.0.0.1:${some.port}`;
+    const pod = await publish(
+      api,
+      base,
+      some.port,
+      declaring("camera display-capture"),
+    );
+    assert.deepEqual(grantedBy(await requestAs(some.port, pod.host, "/")), [
+      "camera",
+    ]);
+  } finally {
+    await some.stop();
+  }
+
+  const refused = await runCli(api, ["--pod-permissions", "camera,usb"]);
+  assert.equal(refused.code, 2);
+  assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+  assert.match(refused.stderr, /--pod-permissions.*'usb'/);
+});
+
+test("pod-broker build --permissions writes the declaration, sign warns about unknown tokens, verify prints the list", async (api) => {
+  await using dir = await tempDir();
+  const at = (name: string) => join(dir.path, name);
+  await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
+  await writeFile(
+    at("index.html"),
+    "<!doctype html><html><head><title>call</title></head><body>hi</body></html>",
+  );
+  const built = await runCli(api, [
+    "build",
+    at("index.html"),
+    "--key",
+    at("key.pem"),
+    "--permissions",
+    "microphone,camera,usb",
+    "--out",
+    at("call.html"),
+  ]);
+  assert.equal(built.code, 0, built.stderr);
+  assert.match(built.stderr, /unknown permission 'usb' dropped/);
+  const html = await readFile(at("call.html"), "utf8");
+  assert.ok(
+    html.startsWith(
+      '<!doctype html><html><head><meta name="pod-permissions" content="camera microphone"><title>',
+    ),
+    html.slice(0, 120),
+  );
+  const verified = await runCli(api, ["verify", at("call.html")]);
+  assert.equal(verified.code, 0, verified.stderr);
+  assert.deepEqual(JSON.parse(verified.stdout).permissions, [
+    "camera",
+    "microphone",
+  ]);
+  // A page that declares its own is refused: one place for the list.
+  const twice = await runCli(api, [
+    "build",
+    at("call.html"),
+    "--permissions",
+    "camera",
+  ]);
+  assert.equal(twice.code, 2);
+  assert.match(twice.stderr, /pod-permissions"> already/);
+
+  // sign: unknown and odd-case tokens are dropped with a warning.
+  await writeFile(at("page.html"), declaring("camera Microphone x-ray"));
+  const signed = await runCli(api, [
+    "sign",
+    "--key",
+    at("key.pem"),
+    "--out",
+    at("page.pod.html"),
+    at("page.html"),
+  ]);
+  assert.equal(signed.code, 0, signed.stderr);
+  assert.match(
+    signed.stderr,
+    /unknown permission 'Microphone', 'x-ray' dropped \(known: camera, microphone,/,
+  );
+  const listed = await runCli(api, ["verify", at("page.pod.html")]);
+  assert.deepEqual(JSON.parse(listed.stdout).permissions, ["camera"]);
+  // What verify prints is what a broker grants.
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const pod = await publish(
+    api,
+    t.url,
+    t.server.port,
+    await readFile(at("page.pod.html"), "utf8"),
+    false,
+  );
+  assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
+});
+
+test("permissions: a large pod streamed from SQLite is granted from its head alone", async (api) => {
+  await using dir = await tempDir();
+  const registry = new api.SqliteRegistry({ dataDir: dir.path });
+  try {
+    await using t = await startServer(api, {
+      registry,
+      podDomain: "pods.test",
+    });
+    const port = t.server.port;
+    // 3 MiB of body after the head: the pod is streamed, not held whole.
+    const html = declaring("camera").replace(
+      "<p>call</p>",
+      `<p>${"call ".repeat(600_000)}</p>`,
+    );
+    const pod = await publish(api, t.url, port, html);
+    for (const method of ["GET", "HEAD"]) {
+      const answer = await requestAs(port, pod.host, "/", method);
+      assert.equal(answer.status, 200);
+      assert.deepEqual(grantedBy(answer), ["camera"], method);
+      if (method === "GET") assert.ok(answer.body.length > 3_000_000);
+    }
+    assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
+    await t.server.close();
+  } finally {
+    registry.close();
+  }
+});
