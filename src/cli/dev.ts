@@ -23,7 +23,7 @@ import { oneLine } from "../_util/text.ts";
 import { sha256 } from "../_util/hash.ts";
 import { OptionError } from "../config/options.ts";
 import type { SignalServer } from "../config/types.ts";
-import { BundlerError } from "../build/mod.ts";
+import { BundlerError } from "../bundler/mod.ts";
 import { createPod, replacePod } from "../http/create_pod.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { signUpdate } from "../pod/update.ts";

@@ -124,8 +124,7 @@ export function defaultOf(key: string): unknown {
   return row.default;
 }
 
-/** The default upload limit (50 MiB), from the options table. */
-export const DEFAULT_MAX_BLOB_BYTES: number = Number(defaultOf("maxBlobBytes"));
+export { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 
 /** Defaults of the signaling limits, from the options table. */
 export const DEFAULT_SIGNALING: Readonly<

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 import { jsonLogger, type Logger } from "../_util/log.ts";
 import {
   DEFAULT_SANDBOX,
@@ -139,7 +140,7 @@ export const TABLE = [
     flag: "max-blob-bytes",
     arg: "N",
     kind: "integer",
-    default: 52_428_800,
+    default: DEFAULT_MAX_BLOB_BYTES,
     min: 1,
     help: "upload limit in bytes",
   },

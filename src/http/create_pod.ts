@@ -9,7 +9,7 @@
 import { encodeBase64Url } from "../_util/encoding.ts";
 import { sha256 } from "../_util/hash.ts";
 import { isPodId, POD_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
-import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
+import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";

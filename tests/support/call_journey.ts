@@ -25,7 +25,7 @@ import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { silentLogger } from "../../src/_util/log.ts";
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";

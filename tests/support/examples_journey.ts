@@ -21,7 +21,7 @@ import {
   chromium,
   type Page,
 } from "playwright-core";
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { reportViolationEvents, watchPage } from "./page_watch.ts";

@@ -139,7 +139,7 @@ const LAYERS = [
   "signaling",
   "operator",
   "config",
-  "build",
+  "bundler", // pod-broker build: imports pod/ and serving/, nothing of the server
   "http",
   "adapters",
   "cli",
@@ -169,4 +169,25 @@ Deno.test("src/ is layers, its top-level files included: each imports only from 
   }
   assert.deepEqual([...seen].sort(), [...LAYERS].sort());
   assert.deepEqual(upward, []);
+});
+
+Deno.test("the bundler pulls in nothing of the server: only pod/, serving/, _util/ and version.ts", async () => {
+  const graph = await importGraph();
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const dep of graph.get(file) ?? []) visit(dep);
+  };
+  const bundler = [...graph.keys()].filter((file) =>
+    file.startsWith("bundler/")
+  );
+  assert.ok(bundler.includes("bundler/mod.ts"));
+  bundler.forEach(visit);
+  const outside = [...reached].filter((file) =>
+    !["bundler", "pod", "serving", "_util", "version.ts"].includes(
+      layerOf(file),
+    )
+  );
+  assert.deepEqual(outside, []);
 });
