@@ -33,7 +33,7 @@ import { MemoryRegistry } from "../registries/memory.ts";
 import { buildForDev, reloadScript, signForDev } from "./dev_pod.ts";
 import { parse, readKey, stderr } from "./io.ts";
 import { displayPath, findPodFolder } from "./pod_folder.ts";
-import type { CreateSignalServer } from "./serve.ts";
+import type { CreateSignalServer } from "./server_factory.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The port `dev` listens on unless told. */

@@ -280,7 +280,7 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
 });
 
 Deno.test("cli: every sub-command answers --help with its own usage, exit 0", async () => {
-  const { COMMANDS } = await import("../../src/cli/usage.ts");
+  const { COMMANDS } = await import("../../src/cli/commands.ts");
   const names = Object.keys(COMMANDS);
   assert.deepEqual(names.sort(), [
     "build",
