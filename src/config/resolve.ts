@@ -148,7 +148,9 @@ function checkRow(row: OptionSpec, value: unknown): unknown {
 /** The value of a row that was not given: its default, null, or nothing. */
 function missing(row: OptionSpec): unknown {
   if (row.required) {
-    if (row.missing !== undefined) throw new OptionError(row.key, row.missing);
+    if (row.missing !== undefined) {
+      throw new OptionError(row.key, row.missing, row.missingWith);
+    }
     return checkRow(row, undefined);
   }
   if (row.default !== undefined) {

@@ -361,7 +361,8 @@ export const TABLE = [
     env: "POD_BROKER_TURN_SECRET",
     kind: "secret",
     required: true,
-    missing: "is required with turn.urls",
+    missing: "is required with",
+    missingWith: "turn.urls",
     defaultText: "none",
     help:
       "the TURN server's static-auth-secret (CLI: from a file or the environment, never an argument)",

@@ -29,7 +29,13 @@ import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, storedName, toRecord } from "./_row.ts";
 import { HitBatcher } from "./hit_batcher.ts";
-import { PostgresErrors, sqlState } from "./postgres_errors.ts";
+import {
+  PostgresErrors,
+  PostgresRegistryError,
+  sqlState,
+} from "./postgres_errors.ts";
+
+export { PostgresRegistryError };
 import {
   fromBase64,
   insertChunks,

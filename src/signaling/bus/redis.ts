@@ -120,6 +120,22 @@ export async function createRedisBus(
 }
 
 /**
+ * The Redis URL cannot be used: its reason apart, so the CLI can name its
+ * flag (the URL, which may hold a password, is never shown).
+ */
+export class RedisUrlError extends TypeError {
+  /** What is wrong with the URL. */
+  readonly reason: string;
+
+  /** @param reason What is wrong with the URL. */
+  constructor(reason: string) {
+    super(`Cannot use the Redis URL: ${reason}`);
+    this.name = "RedisUrlError";
+    this.reason = reason;
+  }
+}
+
+/**
  * One broker's handle on the signaling bus in Redis (see the module
  * documentation for what it stores). Prefer {@linkcode createRedisBus},
  * which waits until the bus is up.
@@ -160,12 +176,10 @@ export class RedisBus implements Bus {
     try {
       url = new URL(options.url);
     } catch {
-      throw new TypeError("Cannot use the Redis URL: it is not a URL");
+      throw new RedisUrlError("it is not a URL");
     }
     if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-      throw new TypeError(
-        "Cannot use the Redis URL: expected redis:// or rediss://",
-      );
+      throw new RedisUrlError("expected redis:// or rediss://");
     }
     const heartbeatMs = options.heartbeatMs ?? DEFAULT_BUS_HEARTBEAT_MS;
     if (!Number.isSafeInteger(heartbeatMs) || heartbeatMs < 100) {
