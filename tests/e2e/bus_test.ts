@@ -3,6 +3,7 @@
 // logic on the in-process LocalBus. Each broker holds its own peers; the
 // tests check what the clients of different brokers see.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { Redis } from "ioredis";
 import type { LogLevel } from "../../src/_util/log.ts";
 import { type Bus, LocalBus } from "../../src/signaling/bus/mod.ts";
@@ -284,7 +285,7 @@ redisTest(
       args: [
         "run",
         "-A",
-        new URL("../support/bus_broker_child.ts", import.meta.url).pathname,
+        supportFile("bus_broker_child.ts"),
         String(heartbeatMs),
       ],
       env: { REDIS_URL: redis.url },

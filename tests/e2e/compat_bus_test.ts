@@ -3,6 +3,7 @@
 // subscriptions and `from`s and its PeerJS ids are removed from Redis by
 // the survivor within four heartbeats, so that they can be had again.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { Redis } from "ioredis";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import { startServer, TestClient } from "../contract/_support.ts";
@@ -18,7 +19,7 @@ async function childBroker(redisUrl: string) {
     args: [
       "run",
       "-A",
-      new URL("../support/bus_broker_child.ts", import.meta.url).pathname,
+      supportFile("bus_broker_child.ts"),
       String(HEARTBEAT_MS),
     ],
     env: { REDIS_URL: redisUrl },

@@ -5,6 +5,7 @@
 // missing these tests are skipped with a loud notice; in CI (which installs
 // them) they fail instead.
 import assert from "node:assert/strict";
+import { inCi } from "../support/gated.ts";
 import { validate } from "dockerfile-utils";
 import { signedPod } from "../support/helpers.ts";
 import { havePostgres } from "../support/postgres.ts";
@@ -26,7 +27,6 @@ import {
 const dockerfile = await Deno.readTextFile(
   new URL("../../Dockerfile", import.meta.url),
 );
-const inCi = Boolean(Deno.env.get("CI"));
 const missing = containerToolsMissing();
 if (missing !== null) {
   console.error(

@@ -3,6 +3,7 @@
 // with the chat pod. The journey runs in a child process inside a network
 // namespace with a veth pair (firefox.ts says why).
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { runJourney } from "../support/browser.ts";
 import {
   crossBrowserTest,
@@ -10,8 +11,7 @@ import {
   firefoxNotice,
 } from "../support/firefox.ts";
 
-const JOURNEY =
-  new URL("../support/firefox_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("firefox_journey.ts");
 firefoxNotice("the Firefox and Chromium journey");
 
 crossBrowserTest(

@@ -11,6 +11,7 @@
 // missing nginx, Caddy or openssl fails the test; elsewhere it is skipped
 // with a loud notice.
 import assert from "node:assert/strict";
+import { gatedTest, inCi } from "../support/gated.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
@@ -27,7 +28,6 @@ const PAGE = "docs/operators/proxy.md";
 const NGINX = "/usr/sbin/nginx";
 const CADDY = "/usr/bin/caddy";
 const OPENSSL = "/usr/bin/openssl";
-const inCi = Boolean(Deno.env.get("CI"));
 for (
   const [tool, pkg] of [[NGINX, "nginx-light"], [CADDY, "caddy"], [
     OPENSSL,
@@ -386,11 +386,11 @@ async function withFront(
   }
 }
 
-Deno.test({
-  name:
-    "nginx as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling, publish with a private CA",
-  ignore: !(existsSync(NGINX) && existsSync(OPENSSL)) && !inCi,
-  async fn() {
+gatedTest(
+  "nginx as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling, publish with a private CA",
+  existsSync(NGINX) && existsSync(OPENSSL),
+  `${NGINX} and ${OPENSSL} are needed: apt-get install -y nginx openssl`,
+  async () => {
     await withFront("nginx", async (dir, ports, files) => {
       await Deno.writeTextFile(
         `${dir}/nginx.conf`,
@@ -407,13 +407,13 @@ Deno.test({
       await checkPublish(port, caFile, dir);
     });
   },
-});
+);
 
-Deno.test({
-  name:
-    "Caddy as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling",
-  ignore: !(existsSync(CADDY) && existsSync(OPENSSL)) && !inCi,
-  async fn() {
+gatedTest(
+  "Caddy as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling",
+  existsSync(CADDY) && existsSync(OPENSSL),
+  `${CADDY} and ${OPENSSL} are needed (Caddy, openssl)`,
+  async () => {
     await withFront("caddy", async (dir, ports, files) => {
       await Deno.writeTextFile(
         `${dir}/Caddyfile`,
@@ -435,4 +435,4 @@ Deno.test({
       await checkFront(port, ca);
     });
   },
-});
+);

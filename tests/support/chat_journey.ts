@@ -4,6 +4,7 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/chat_journey.ts [SCREENSHOT.png]
 import assert from "node:assert/strict";
+import { uploadChatPod } from "./chat_pod.ts";
 import {
   type Browser,
   type BrowserContext,
@@ -11,8 +12,6 @@ import {
   type Page,
 } from "playwright-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { silentLogger } from "../../src/_util/log.ts";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
@@ -111,19 +110,7 @@ async function journey(
     },
   );
   try {
-    const html = await Deno.readFile(
-      new URL("../../examples/chat/chat.html", import.meta.url),
-    );
-    const pod = await signPod(html, (await generateKeyPair()).seed, {
-      name: "Chat",
-    });
-    const uploaded = await fetch(`${broker}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html; charset=utf-8" },
-      body: pod as BodyInit,
-    });
-    assert.equal(uploaded.status, 201);
-    const url = `${(await uploaded.json()).url}#e2e-${
+    const url = `${(await uploadChatPod(broker)).url}#e2e-${
       crypto.randomUUID().slice(0, 8)
     }`;
 

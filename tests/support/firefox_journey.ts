@@ -5,12 +5,11 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/firefox_journey.ts
 import assert from "node:assert/strict";
+import { uploadChatPod } from "./chat_pod.ts";
 import type { Browser as Chromium } from "playwright-core";
 import type { Browser as Firefox } from "puppeteer-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import {
   binary,
@@ -75,19 +74,8 @@ async function chatSteps(chromium: Chromium, firefox: Firefox) {
     accessLog: "off",
   });
   try {
-    const html = await Deno.readFile(
-      new URL("../../examples/chat/chat.html", import.meta.url),
-    );
-    const pod = await signPod(html, (await generateKeyPair()).seed, {
-      name: "Chat",
-    });
-    const uploaded = await fetch(`http://127.0.0.1:${server.port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html; charset=utf-8" },
-      body: pod as BodyInit,
-    });
-    assert.equal(uploaded.status, 201);
-    const url = `${(await uploaded.json()).url}#ff-${
+    const broker = `http://127.0.0.1:${server.port}`;
+    const url = `${(await uploadChatPod(broker)).url}#ff-${
       crypto.randomUUID().slice(0, 8)
     }`;
     const context = await chromium.newContext();

@@ -12,11 +12,10 @@
 //
 // Exits non-zero with the failed assertion.
 import assert from "node:assert/strict";
+import { uploadChatPod } from "./chat_pod.ts";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { watchPage } from "./page_watch.ts";
@@ -96,19 +95,7 @@ async function pairOf(
 }
 
 async function uploadChat(broker: string): Promise<string> {
-  const html = await Deno.readFile(
-    new URL("../../examples/chat/chat.html", import.meta.url),
-  );
-  const pod = await signPod(html, (await generateKeyPair()).seed, {
-    name: "Chat",
-  });
-  const uploaded = await fetch(`${broker}/pods`, {
-    method: "POST",
-    headers: { "Content-Type": "text/html; charset=utf-8" },
-    body: pod as BodyInit,
-  });
-  assert.equal(uploaded.status, 201);
-  return (await uploaded.json()).url;
+  return (await uploadChatPod(broker)).url;
 }
 
 function launch(extra: string[] = []): Promise<Browser> {

@@ -3,6 +3,8 @@
 // signature, the escapes, and (in a child process) the built page in
 // Chromium. What serving loads is import_graph_test.ts.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
+import { inCi } from "../support/gated.ts";
 import { existsSync } from "node:fs";
 import {
   copyFile,
@@ -26,7 +28,6 @@ import {
   CHROMIUM,
   chromiumNotice,
   hasChromium,
-  inCi,
   runJourney,
 } from "../support/browser.ts";
 import { cli, newSeed } from "../support/helpers.ts";
@@ -447,7 +448,7 @@ Deno.test({
       `${CHROMIUM} is missing: apt-get install -y chromium`,
     );
     const result = await runJourney(
-      new URL("../support/build_journey.ts", import.meta.url).pathname,
+      supportFile("build_journey.ts"),
     );
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /journey ok/);
