@@ -30,7 +30,7 @@ import type {
 
 // The low-level helpers live in tests/support/ (runtime-neutral files that
 // node_test.ts transpiles with this folder); the suite imports them from here.
-export { freePort, sleep, waitForPort } from "../support/ports.ts";
+export { freePort, sleep, until, waitForPort } from "../support/ports.ts";
 export {
   ANY_LOCAL_PORT,
   type BrokerProcess,
@@ -284,15 +284,6 @@ export async function assertProblem(
 ): Promise<void> {
   assert.equal(response.status, status, `expected ${status} ${code}`);
   assert.equal((await problemOf(response)).code, code);
-}
-
-/** Waits until `check()` holds, polling; fails after `ms`. */
-export async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("Condition not met in time");
-    await sleep(20);
-  }
 }
 
 /** A fresh temp directory, and its removal. */

@@ -102,6 +102,7 @@ for (const upgrade of [false, true]) {
         );
         await until(
           () => lines.includes("Cut off a response its client stopped reading"),
+          "the cut-off line",
           20_000,
         );
         // What the connection still holds arrives, then it ends, short.

@@ -4,6 +4,7 @@
 // Chromium (client_journey.ts, in a child process inside a network
 // namespace when it can).
 import assert from "node:assert/strict";
+import { until } from "../support/ports.ts";
 import { supportFile } from "../support/paths.ts";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { joinRoom, type Room } from "../../src/client/mod.ts";
@@ -84,13 +85,6 @@ function once(room: Room, type: string): Promise<Event> {
   return new Promise((resolve) =>
     room.addEventListener(type, resolve, { once: true })
   );
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.ok(check(), `timed out waiting for ${what}`);
 }
 
 Deno.test("joinRoom() joins the session and reports it", async () => {

@@ -24,16 +24,18 @@ function turnEntry(frame: Frame): { username: string; credential: string } {
   return entry;
 }
 
+/** coturn on loopback with `secret`, relaying to loopback peers. */
+function loopbackCoturn(secret: string) {
+  return startCoturn({ secret, allowLoopbackPeers: true });
+}
+
 gatedTest(
   "coturn allocates with the credentials of a real joined frame from the CLI broker set up as docs/operators/turn.md says",
   have,
   "coturn is missing: apt-get install -y coturn",
   async () => {
     const secret = `secret-${crypto.randomUUID()}`;
-    await using coturn = await startCoturn({
-      secret,
-      allowLoopbackPeers: true,
-    });
+    await using coturn = await loopbackCoturn(secret);
     // The operator's way: the same secret in a 0600 file, never in argv.
     const dir = await Deno.makeTempDir({ prefix: "turn-secret-" });
     try {
@@ -103,10 +105,7 @@ gatedTest(
   "coturn is missing: apt-get install -y coturn",
   async () => {
     const secret = `secret-${crypto.randomUUID()}`;
-    await using coturn = await startCoturn({
-      secret,
-      allowLoopbackPeers: true,
-    });
+    await using coturn = await loopbackCoturn(secret);
     await using t = await startServer({
       turn: {
         urls: [`turn:127.0.0.1:${coturn.port}`],

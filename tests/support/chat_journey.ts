@@ -4,6 +4,7 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/chat_journey.ts [SCREENSHOT.png]
 import assert from "node:assert/strict";
+import { startServer } from "./helpers.ts";
 import { uploadChatPod } from "./chat_pod.ts";
 import {
   type Browser,
@@ -11,8 +12,6 @@ import {
   chromium,
   type Page,
 } from "playwright-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { watchPage } from "./page_watch.ts";
@@ -90,13 +89,9 @@ async function journey(
   screenshotPath: string | undefined,
 ): Promise<void> {
   const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
-  const server = await createSignalServer({
+  const server = (await startServer({
     registry,
-    port: 0,
-    hostname: "127.0.0.1",
-    logger: silentLogger,
-    accessLog: "off",
-  });
+  })).server;
   const broker = `http://127.0.0.1:${server.port}`;
   // A second origin that counts requests: the pod must never reach it.
   let strayRequests = 0;

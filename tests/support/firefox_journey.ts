@@ -5,11 +5,10 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/firefox_journey.ts
 import assert from "node:assert/strict";
+import { startServer } from "./helpers.ts";
 import { uploadChatPod } from "./chat_pod.ts";
 import type { Browser as Chromium } from "playwright-core";
 import type { Browser as Firefox } from "puppeteer-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import {
   binary,
@@ -66,13 +65,9 @@ async function clientSteps(chromium: Chromium, firefox: Firefox) {
 
 async function chatSteps(chromium: Chromium, firefox: Firefox) {
   const registry = new MemoryRegistry();
-  const server = await createSignalServer({
+  const server = (await startServer({
     registry,
-    port: 0,
-    hostname: "127.0.0.1",
-    logger: silentLogger,
-    accessLog: "off",
-  });
+  })).server;
   try {
     const broker = `http://127.0.0.1:${server.port}`;
     const url = `${(await uploadChatPod(broker)).url}#ff-${

@@ -7,8 +7,6 @@ import * as mod from "../../src/mod.ts";
 import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
-import type { SignPodOptions } from "../../src/pod/sign.ts";
-import type { SignalServerOptions } from "../../src/config/types.ts";
 import * as support from "../contract/_support.ts";
 import {
   ANY_LOCAL_PORT,
@@ -41,40 +39,27 @@ export const DENO_API: support.ContractApi = {
   version: config.version,
 };
 
-/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
-export function startServer(
-  options: Partial<SignalServerOptions> = {},
-): Promise<support.TestServer> {
-  return support.startServer(DENO_API, options);
+/** `fn` of tests/contract/_support.ts, bound to the Deno build. */
+function bound<A extends unknown[], R>(
+  fn: (api: support.ContractApi, ...args: A) => R,
+): (...args: A) => R {
+  return (...args) => fn(DENO_API, ...args);
 }
+
+/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
+export const startServer = bound(support.startServer);
 
 /** A fresh Ed25519 seed. */
-export function newSeed(): Promise<Uint8Array> {
-  return support.newSeed(DENO_API);
-}
+export const newSeed = bound(support.newSeed);
 
 /** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
-export function signedPod(
-  html: string | Uint8Array = support.SAMPLE_HTML,
-  options: SignPodOptions = {},
-  seed?: Uint8Array,
-): Promise<Uint8Array<ArrayBuffer>> {
-  return support.signedPod(DENO_API, html, options, seed);
-}
+export const signedPod = bound(support.signedPod);
 
 /**
  * PUTs `pod` to /ID as text/html with `seed`'s `Pod-Update-Signature` for
  * the version stored now (from /ID/meta).
  */
-export function putUpdate(
-  url: string,
-  id: string,
-  pod: Uint8Array<ArrayBuffer>,
-  seed: Uint8Array,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return support.putUpdate(DENO_API, url, id, pod, seed, headers);
-}
+export const putUpdate = bound(support.putUpdate);
 
 /**
  * Runs `deno ARGS` (a broker's command line) and waits until it logs

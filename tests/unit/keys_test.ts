@@ -92,6 +92,11 @@ function concat(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
+/** The public key of the private key in `file`, as openssl writes it (DER). */
+function publicKeyDer(file: string): Promise<Uint8Array> {
+  return opensslOk("pkey", "-in", file, "-pubout", "-outform", "DER");
+}
+
 Deno.test("encodePrivateKeyPem() writes the RFC 8410 example key exactly", () => {
   assert.equal(encodePrivateKeyPem(decodeHex(RFC8410_SEED)), RFC8410_PEM);
 });
@@ -244,14 +249,7 @@ Deno.test("decodePrivateKeyPem() reads a key from openssl genpkey -algorithm ed2
     await opensslOk("genpkey", "-algorithm", "ed25519", "-out", file);
     const seed = decodePrivateKeyPem(await Deno.readTextFile(file));
     assert.equal(seed.length, 32);
-    const der = await opensslOk(
-      "pkey",
-      "-in",
-      file,
-      "-pubout",
-      "-outform",
-      "DER",
-    );
+    const der = await publicKeyDer(file);
     // SubjectPublicKeyInfo for Ed25519 is 12 bytes of header then the key.
     assert.equal(der.length, 44);
     assert.equal(
@@ -269,14 +267,7 @@ Deno.test("encodePrivateKeyPem() writes a key that openssl reads, with the same 
     const check = await openssl("pkey", "-in", file, "-noout");
     assert.equal(check.code, 0, check.stderr);
 
-    const der = await opensslOk(
-      "pkey",
-      "-in",
-      file,
-      "-pubout",
-      "-outform",
-      "DER",
-    );
+    const der = await publicKeyDer(file);
     const publicKey = await publicKeyFromSeed(seed);
     assert.equal(
       encodeHex(der.subarray(der.length - 32)),
