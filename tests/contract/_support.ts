@@ -630,11 +630,19 @@ export function runCli(api: ContractApi, args: string[]): Promise<CliRun> {
   return runCommand(command!, [...prefix, ...args]);
 }
 
-/** Runs a program to the end (`node:child_process`, on either runtime). */
-export function runCommand(command: string, args: string[]): Promise<CliRun> {
+/**
+ * Runs a program to the end (`node:child_process`, on either runtime), in
+ * `cwd` with `env` added.
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  { cwd, env = {} }: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<CliRun> {
   const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    ...(cwd === undefined ? {} : { cwd }),
   });
   let stdout = "";
   let stderr = "";

@@ -74,17 +74,13 @@ export function spawnBroker(
 }
 
 /** Runs `pod-broker ARGS` (the Deno CLI) to the end, with `env` added. */
-export async function cli(
+export function cli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<support.CliRun> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+  return support.runCommand(Deno.execPath(), ["run", "-A", MOD, ...args], {
+    env,
+  });
 }
 
 /** A CLI broker on 127.0.0.1, port 0, on the SQLite registry in `dataDir`. */

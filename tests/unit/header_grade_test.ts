@@ -9,6 +9,7 @@
 // Deno.serve with a certificate from a throwaway CA made by openssl) in front
 // of the broker with trustProxy, and plain http redirected to https.
 import assert from "node:assert/strict";
+import { runCommand } from "../contract/_support.ts";
 import { gatedTest, inCi } from "../support/gated.ts";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -63,19 +64,12 @@ async function podPolicies(url: string): Promise<[string, string]> {
   return policies as [string, string];
 }
 
-async function run(
+function run(
   cmd: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(cmd, {
-    args,
-    cwd: ROOT,
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+  return runCommand(cmd, args, { cwd: ROOT, env });
 }
 
 /** A throwaway CA and a certificate for 127.0.0.1 signed by it. */

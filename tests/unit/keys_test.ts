@@ -1,5 +1,6 @@
 // PKCS#8 PEM keys, checked against the real openssl command.
 import assert from "node:assert/strict";
+import { concatBytes as concat } from "../support/bytes.ts";
 import {
   decodePrivateKeyPem,
   encodePrivateKeyPem,
@@ -80,16 +81,6 @@ function pem(der: Uint8Array, label = "PRIVATE KEY"): string {
   return `-----BEGIN ${label}-----\n${
     encodeBase64(der)
   }\n-----END ${label}-----\n`;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 /** The public key of the private key in `file`, as openssl writes it (DER). */
