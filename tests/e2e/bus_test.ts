@@ -289,7 +289,7 @@ redisTest(
       await child.kill();
       await doomed.closed;
       // Three missed beats make it dead; the next beat of A reaps it.
-      assert.deepEqual(await survivor.next(4 * heartbeatMs + 2_000), {
+      assert.deepEqual(await survivor.next(4 * heartbeatMs + 15_000), {
         type: "peer-left",
         peerId: joinedDoomed.peerId,
       });

@@ -57,14 +57,16 @@ Deno.test({
       await until(
         async () => (await probe.hlen("pod-broker:claims")) === 0,
         "the claims of the dead broker to go",
-        4 * HEARTBEAT_MS + 3_000,
+        // Four heartbeats on a quiet machine; a loaded one fires the
+        // reaper's timers late, so the bound only says that it happens.
+        4 * HEARTBEAT_MS + 15_000,
       );
       await until(
         async () =>
           JSON.stringify(await probe.smembers("pod-broker:cnodes")) ===
             JSON.stringify([bus.node]),
         "only the survivor to hold a share",
-        2_000,
+        15_000,
       );
       const [, topics] = await probe.scan(0, "MATCH", "pod-broker:ct:*");
       assert.equal(topics.length, 1);

@@ -169,6 +169,13 @@ export async function runUpdateCrashLoop(
           report.acknowledged += 1;
         }
       });
+      // The kill lands while updates run: after this round's first
+      // acknowledgement (a loaded machine may take seconds to reach one;
+      // bounded), then 50 to 500 ms into whatever is in flight.
+      const before = report.acknowledged;
+      for (let i = 0; i < 600 && report.acknowledged === before; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await new Promise((resolve) =>
         setTimeout(resolve, 50 + Math.floor(Math.random() * 450))
       );
