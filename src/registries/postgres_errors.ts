@@ -36,6 +36,8 @@ export class PostgresRegistryError extends Error {
   readonly reason: string;
 
   /**
+   * Creates the error for one action.
+   *
    * @param action What could not be done.
    * @param reason Why.
    */

@@ -127,7 +127,11 @@ export class RedisUrlError extends TypeError {
   /** What is wrong with the URL. */
   readonly reason: string;
 
-  /** @param reason What is wrong with the URL. */
+  /**
+   * Creates the error for one reason.
+   *
+   * @param reason What is wrong with the URL.
+   */
   constructor(reason: string) {
     super(`Cannot use the Redis URL: ${reason}`);
     this.name = "RedisUrlError";
