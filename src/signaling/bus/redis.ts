@@ -49,6 +49,9 @@ import type {
   BusState,
   CompatBus,
 } from "./mod.ts";
+import { RedisUrlError } from "./redis_url.ts";
+
+export { RedisUrlError };
 
 /** Options of {@linkcode createRedisBus}. */
 export interface RedisBusOptions {
@@ -117,26 +120,6 @@ export async function createRedisBus(
     throw error;
   }
   return bus;
-}
-
-/**
- * The Redis URL cannot be used: its reason apart, so the CLI can name its
- * flag (the URL, which may hold a password, is never shown).
- */
-export class RedisUrlError extends TypeError {
-  /** What is wrong with the URL. */
-  readonly reason: string;
-
-  /**
-   * Creates the error for one reason.
-   *
-   * @param reason What is wrong with the URL.
-   */
-  constructor(reason: string) {
-    super(`Cannot use the Redis URL: ${reason}`);
-    this.name = "RedisUrlError";
-    this.reason = reason;
-  }
 }
 
 /**
