@@ -6,15 +6,10 @@
 import assert from "node:assert/strict";
 import { startServer } from "./helpers.ts";
 import { uploadChatPod } from "./chat_pod.ts";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Page,
-} from "playwright-core";
+import { type Browser, chromium } from "playwright-core";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { watchPage } from "./page_watch.ts";
+import { openTab, sideBySide, type Tab } from "./page_watch.ts";
 
 const WAIT = { timeout: 20_000 };
 const OPEN_PEERS = '#peers li[data-state="open"]';
@@ -23,25 +18,9 @@ const OPEN_PEERS = '#peers li[data-state="open"]';
 const violations: string[] = [];
 const errors: string[] = [];
 
-interface Tab {
-  context: BrowserContext;
-  page: Page;
-  id: string;
-}
-
-async function openPod(browser: Browser, url: string): Promise<Tab> {
-  const context = await browser.newContext({
-    viewport: { width: 640, height: 520 },
-  });
-  // Without a media permission Chromium offers no loopback ICE candidate.
-  await context.grantPermissions(["camera", "microphone"]);
-  const page = await context.newPage();
-  watchPage(page, violations, errors);
-  await page.goto(url);
-  await page.waitForSelector('#status[data-state="connected"]', WAIT);
-  const id = (await page.locator("#me").textContent())!;
-  assert.match(id, /^[A-Za-z0-9]{16}$/);
-  return { context, page, id };
+function openPod(browser: Browser, url: string): Promise<Tab> {
+  const viewport = { width: 640, height: 520 };
+  return openTab(browser, url, { viewport, violations, errors });
 }
 
 async function waitForOpenPeers(tab: Tab, others: Tab[]): Promise<void> {
@@ -62,26 +41,6 @@ async function say(from: Tab, text: string, to: Tab[]): Promise<void> {
       hasText: text,
     }).waitFor(WAIT);
   }
-}
-
-async function screenshotPair(
-  browser: Browser,
-  tabs: Tab[],
-  path: string,
-): Promise<void> {
-  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
-  const images = shots.map((png) =>
-    `<img src="data:image/png;base64,${btoa(String.fromCharCode(...png))}" ` +
-    `style="box-shadow:0 2px 8px #0005">`
-  );
-  const frame = await browser.newPage({
-    viewport: { width: 1320, height: 540 },
-  });
-  await frame.setContent(
-    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
-      `${images.join("")}</body>`,
-  );
-  await frame.screenshot({ path });
 }
 
 async function journey(
@@ -139,7 +98,7 @@ async function journey(
     }
     await say(a, "still here, A", [b]);
     await say(b, "still here, B", [a]);
-    if (screenshotPath) await screenshotPair(browser, [a, b], screenshotPath);
+    if (screenshotPath) await sideBySide(browser, [a, b], screenshotPath, 1320);
 
     assert.equal(
       violations.length,

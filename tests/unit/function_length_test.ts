@@ -3,22 +3,12 @@
 // constructors, arrow functions and function expressions, from the first line
 // of the function to its last (leading comments not counted).
 import assert from "node:assert/strict";
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import ts from "typescript";
+import { tsFiles } from "../support/source_files.ts";
 
 const SRC = new URL("../../src/", import.meta.url).pathname;
 const LIMIT = 120;
-
-async function walk(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...await walk(path));
-    else if (entry.name.endsWith(".ts")) files.push(path);
-  }
-  return files;
-}
 
 /** A function's name as a reader would look for it, or its kind. */
 function nameOf(node: ts.FunctionLikeDeclaration, file: ts.SourceFile): string {
@@ -60,7 +50,7 @@ function functionLengths(
 }
 
 Deno.test("no function in src/ is over 120 lines", async () => {
-  const files = await walk(SRC);
+  const files = await tsFiles(SRC);
   assert.ok(files.length > 50);
   const all: { where: string; lines: number }[] = [];
   for (const path of files) {

@@ -1,20 +1,11 @@
 import assert from "node:assert/strict";
-import { readdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { tsFiles } from "../support/source_files.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const SRC = pathToFileURL(join(ROOT, "src/")).href;
-
-async function tsFiles(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...await tsFiles(path));
-    else if (path.endsWith(".ts")) files.push(path);
-  }
-  return files;
-}
 
 interface InfoModule {
   specifier: string;
