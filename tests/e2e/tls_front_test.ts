@@ -23,11 +23,11 @@ import {
 } from "../support/host_request.ts";
 import { MOD, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
+import { OPENSSL, testCertificates } from "../support/tls.ts";
 
 const PAGE = "docs/operators/proxy.md";
 const NGINX = "/usr/sbin/nginx";
 const CADDY = "/usr/bin/caddy";
-const OPENSSL = "/usr/bin/openssl";
 for (
   const [tool, pkg] of [[NGINX, "nginx-light"], [CADDY, "caddy"], [
     OPENSSL,
@@ -53,74 +53,20 @@ function rename(text: string): string {
   return NAMES.reduce((out, [from, to]) => out.replaceAll(from, to), text);
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const made = await new Deno.Command(OPENSSL, {
-    args,
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-}
-
 /** A private CA and a certificate it signed for localhost and *.pods.test. */
 async function privateCa(dir: string) {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-  await openssl([
-    "req",
-    "-x509",
-    ...ec,
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=pod-broker test CA",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-  ], dir);
-  await openssl([
-    "req",
-    ...ec,
-    "-nodes",
-    "-subj",
-    "/CN=localhost",
-    "-keyout",
-    "privkey.pem",
-    "-out",
-    "leaf.csr",
-  ], dir);
-  await Deno.writeTextFile(
-    join(dir, "leaf.ext"),
-    "subjectAltName=DNS:localhost,DNS:*.pods.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+  const { caFile, certFile, keyFile } = await testCertificates(
+    dir,
+    "localhost",
+    "DNS:localhost,DNS:*.pods.test",
   );
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    "leaf.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "1",
-    "-extfile",
-    "leaf.ext",
-    "-out",
-    "fullchain.pem",
-  ], dir);
   // nginx's workers may run as another user: they read these.
-  for (const file of ["fullchain.pem", "privkey.pem"]) {
-    await Deno.chmod(join(dir, file), 0o644);
-  }
+  for (const file of [certFile, keyFile]) await Deno.chmod(file, 0o644);
   return {
-    ca: await Deno.readTextFile(join(dir, "ca.pem")),
-    caFile: join(dir, "ca.pem"),
-    cert: join(dir, "fullchain.pem"),
-    key: join(dir, "privkey.pem"),
+    ca: await Deno.readTextFile(caFile),
+    caFile,
+    cert: certFile,
+    key: keyFile,
   };
 }
 

@@ -7,6 +7,7 @@ import * as mod from "../../src/mod.ts";
 import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
+import type { SignalServerOptions } from "../../src/config/types.ts";
 import * as support from "../contract/_support.ts";
 import {
   ANY_LOCAL_PORT,
@@ -95,4 +96,49 @@ export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
     dataDir,
     ...ANY_LOCAL_PORT,
   ]);
+}
+
+/** A broker on 127.0.0.1 that can be stopped and started again on its port. */
+export interface RestartableBroker {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** The broker's port (the same after a restart). */
+  port: number;
+  /** Stops the broker (idempotent). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with the same registry. */
+  start(): Promise<void>;
+}
+
+/**
+ * Starts a silent broker on 127.0.0.1, port 0, with a memory registry
+ * unless given, that can be stopped and started again on its port.
+ */
+export async function restartableBroker(
+  options: Partial<SignalServerOptions> = {},
+): Promise<RestartableBroker> {
+  const registry = options.registry ?? new DENO_API.MemoryRegistry();
+  const listen = (port: number) =>
+    DENO_API.createSignalServer({
+      logger: DENO_API.silentLogger,
+      accessLog: "off",
+      ...options,
+      registry,
+      port,
+      hostname: "127.0.0.1",
+    });
+  const first = await listen(0);
+  const port = first.port;
+  let server: { close(): Promise<void> } | null = first;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await server?.close();
+      server = null;
+    },
+    async start() {
+      server = await listen(port);
+    },
+  };
 }

@@ -9,6 +9,7 @@
 // Deno.serve with a certificate from a throwaway CA made by openssl) in front
 // of the broker with trustProxy, and plain http redirected to https.
 import assert from "node:assert/strict";
+import { OPENSSL, testCertificates } from "../support/tls.ts";
 import { runCommand } from "../contract/_support.ts";
 import { gatedTest, inCi } from "../support/gated.ts";
 import { createHash } from "node:crypto";
@@ -24,7 +25,6 @@ import {
   upload,
 } from "../support/helpers.ts";
 
-const OPENSSL = "/usr/bin/openssl";
 const hasOpenssl = existsSync(OPENSSL);
 if (!hasOpenssl) {
   console.error(
@@ -74,63 +74,7 @@ function run(
 
 /** A throwaway CA and a certificate for 127.0.0.1 signed by it. */
 async function makeCertificates(dir: string): Promise<void> {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-  const steps = [
-    [
-      "req",
-      "-x509",
-      ...ec,
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=pod-broker test CA",
-      "-addext",
-      "basicConstraints=critical,CA:TRUE",
-      "-addext",
-      "keyUsage=critical,keyCertSign",
-      "-keyout",
-      join(dir, "ca.key"),
-      "-out",
-      join(dir, "ca.pem"),
-    ],
-    [
-      "req",
-      ...ec,
-      "-nodes",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "leaf.csr"),
-    ],
-    [
-      "x509",
-      "-req",
-      "-in",
-      join(dir, "leaf.csr"),
-      "-CA",
-      join(dir, "ca.pem"),
-      "-CAkey",
-      join(dir, "ca.key"),
-      "-CAcreateserial",
-      "-days",
-      "1",
-      "-extfile",
-      join(dir, "leaf.cnf"),
-      "-out",
-      join(dir, "cert.pem"),
-    ],
-  ];
-  await Deno.writeTextFile(
-    join(dir, "leaf.cnf"),
-    "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-  );
-  for (const args of steps) {
-    const result = await run(OPENSSL, args);
-    assert.equal(result.code, 0, result.stderr);
-  }
+  await testCertificates(dir, "127.0.0.1", "IP:127.0.0.1");
 }
 
 // Runs in a child process, so that NODE_EXTRA_CA_CERTS (read at start-up)
