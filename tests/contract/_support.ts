@@ -530,6 +530,24 @@ export function maskedTextFrame(text: string): Uint8Array {
   return frame;
 }
 
+/**
+ * The header of a masked binary client frame of `size` bytes with a 64-bit
+ * length (FIN + binary, a zero mask): its payload may be sent as is.
+ */
+export function binaryFrameHeader(size: number): Uint8Array {
+  const header = new Uint8Array(14);
+  header[0] = 0x82;
+  header[1] = 0x80 | 127;
+  new DataView(header.buffer).setBigUint64(2, BigInt(size));
+  return header;
+}
+
+/** The upgrade request of a raw WebSocket client to `/signal`. */
+export const SIGNAL_UPGRADE: string =
+  "GET /signal HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" +
+  "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+  "Sec-WebSocket-Version: 13\r\n\r\n";
+
 /** A frame a server sent: its opcode and payload. */
 export interface ServerFrame {
   opcode: number;
@@ -630,15 +648,27 @@ export function runCli(api: ContractApi, args: string[]): Promise<CliRun> {
   return runCommand(command!, [...prefix, ...args]);
 }
 
+/** How {@linkcode runCommand} runs a program. */
+export interface RunOptions {
+  /** The working directory. */
+  cwd?: string;
+  /** Environment variables added to this process's. */
+  env?: Record<string, string>;
+  /** Stops (SIGKILL) the program once its output matches this. */
+  stopWhen?: RegExp;
+  /** Stops (SIGKILL) the program after this many milliseconds. */
+  timeoutMs?: number;
+}
+
 /**
- * Runs a program to the end (`node:child_process`, on either runtime), in
- * `cwd` with `env` added.
+ * Runs a program to the end (`node:child_process`, on either runtime), or
+ * until {@linkcode RunOptions} stops it (then `stopped` is true).
  */
 export function runCommand(
   command: string,
   args: string[],
-  { cwd, env = {} }: { cwd?: string; env?: Record<string, string> } = {},
-): Promise<CliRun> {
+  { cwd, env = {}, stopWhen, timeoutMs }: RunOptions = {},
+): Promise<CliRun & { stopped: boolean }> {
   const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, NO_COLOR: "1", ...env },
@@ -646,12 +676,30 @@ export function runCommand(
   });
   let stdout = "";
   let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    child.kill("SIGKILL");
+  };
+  const seen = () => {
+    if (stopWhen && (stopWhen.test(stdout) || stopWhen.test(stderr))) stop();
+  };
+  child.stdout.setEncoding("utf8").on("data", (text) => {
+    stdout += text;
+    seen();
+  });
+  child.stderr.setEncoding("utf8").on("data", (text) => {
+    stderr += text;
+    seen();
+  });
+  const timer = timeoutMs === undefined
+    ? undefined
+    : setTimeout(stop, timeoutMs);
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => {
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, stopped });
     });
   });
 }

@@ -13,7 +13,8 @@ import {
   TestClient,
   type TestServer,
 } from "./_support.ts";
-import { labelOf, rawSocket } from "./_compat_support.ts";
+import { rawSocket } from "./_compat_support.ts";
+import { labelOf } from "./pod_domain.ts";
 import { startRedis } from "./scaleout.ts";
 
 const { cases, test } = collect();
