@@ -140,7 +140,7 @@ export const TABLE = [
     flag: "max-blob-bytes",
     arg: "N",
     kind: "integer",
-    default: DEFAULT_MAX_BLOB_BYTES,
+    default: DEFAULT_MAX_BLOB_BYTES as number,
     min: 1,
     help: "upload limit in bytes",
   },
