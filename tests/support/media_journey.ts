@@ -9,62 +9,69 @@
 //   ends it for that peer alone (`trackend`), `removeTrack(track)` for all;
 // - glare: two peers add a track to each other at once, their offers held
 //   until both have sent one, so the offers cross: each gets the other's
-//   track, and frames flow both ways.
+//   track, and frames flow both ways;
+// - a hostile peer (hostile_peer.ts) that sends a track is told under the id
+//   DTLS proved for it; when its hello then claims another member's id, its
+//   link is closed and its track ends, under its own id: no track is ever
+//   told under the id it claimed, and the honest members keep talking.
 // Prints "<step> ok" per step, then "media journey ok"; exits non-zero with
 // the failed assertion.
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import {
   open,
-  type Peer,
   podBroker,
   problems,
+  text,
   WAIT,
   waitMeshed,
   type Win,
   withChromium,
 } from "./client_pages.ts";
+import {
+  addTrack,
+  canvasTrack,
+  receives,
+  removeTrack,
+  setUp,
+  told,
+  waitFrames,
+  waitStable,
+  waitTold,
+} from "./media_pages.ts";
+import {
+  CONTROL,
+  frame,
+  hello,
+  hostile,
+  type HostileWin,
+  LAST,
+} from "./hostile_peer.ts";
 
-/** What a page records of its room's media, beside the harness's hooks. */
-type MediaWin = Win & {
-  M: {
-    /** `[type, peerId, kind, stream ids]` of each track event. */
-    told: [string, string, string, string][];
-    /** The canvas tracks this page made, by name. */
-    tracks: Record<string, [MediaStreamTrack, MediaStream]>;
+/** What a hostile page holds beside its hooks: its links and socket. */
+type HostileLinks = {
+  H: HostileWin["H"] & {
+    links: Map<string, { pc: RTCPeerConnection }>;
+    ws: WebSocket;
   };
 };
 
-/** Records track events; makes named canvas tracks (ever-changing frames). */
-function setUp(peer: Peer): Promise<void> {
-  return peer.page.evaluate(() => {
-    const w = globalThis as unknown as MediaWin;
-    w.M = { told: [], tracks: {} };
-    for (const type of ["track", "trackend"]) {
-      w.T.room.addEventListener(type, (event) => {
-        const { peerId, track, streams } = event as unknown as {
-          peerId: string;
-          track: MediaStreamTrack;
-          streams: MediaStream[];
-        };
-        w.M.told.push([
-          type,
-          peerId,
-          track.kind,
-          streams.map((s) => s.id).join(),
-        ]);
-      });
-    }
-  });
-}
-
-/** Makes canvas track `name` in `peer`'s page; its stream's id. */
-function canvasTrack(peer: Peer, name: string): Promise<string> {
-  return peer.page.evaluate((name) => {
-    const w = globalThis as unknown as MediaWin;
+/**
+ * A hostile peer's track is told under the id DTLS proved, and ends under it
+ * when the peer's hello claims another member's id.
+ */
+async function bound(browser: Browser, url: string): Promise<void> {
+  const session = `${url}#bound-${crypto.randomUUID().slice(0, 8)}`;
+  const v = await open(browser, session);
+  const x = await open(browser, session);
+  await waitMeshed([v, x]);
+  await setUp(v);
+  const m = await hostile(browser, session);
+  const vSid = m.sids.get(v.id)!;
+  // M sends a canvas track on its link to V: a new offer of its own.
+  const [mId, stream] = await m.page.evaluate(async (vSid) => {
+    const { H } = globalThis as unknown as HostileLinks;
     const canvas = document.createElement("canvas");
-    canvas.width = 64;
-    canvas.height = 48;
     const g = canvas.getContext("2d")!;
     let n = 0;
     setInterval(() => {
@@ -72,97 +79,34 @@ function canvasTrack(peer: Peer, name: string): Promise<string> {
       g.fillRect(0, 0, 64, 48);
     }, 50);
     const stream = canvas.captureStream(20);
-    w.M.tracks[name] = [stream.getVideoTracks()[0]!, stream];
-    return stream.id;
-  }, name);
-}
-
-/** `room.addTrack` of track `name`, to `to` or every peer. */
-function addTrack(peer: Peer, name: string, to?: Peer): Promise<void> {
-  return peer.page.evaluate(([name, to]) => {
-    const w = globalThis as unknown as MediaWin;
-    const [track, stream] = w.M.tracks[name]!;
-    w.T.room.addTrack(track, stream, to === undefined ? {} : { to });
-  }, [name, to?.id] as const);
-}
-
-/** `room.removeTrack` of track `name`, for `to` or every peer. */
-function removeTrack(peer: Peer, name: string, to?: Peer): Promise<void> {
-  return peer.page.evaluate(([name, to]) => {
-    const w = globalThis as unknown as MediaWin;
-    w.T.room.removeTrack(w.M.tracks[name]![0], to === undefined ? {} : { to });
-  }, [name, to?.id] as const);
-}
-
-/** The track events `peer` recorded. */
-function told(peer: Peer): Promise<[string, string, string, string][]> {
-  return peer.page.evaluate(() => (globalThis as unknown as MediaWin).M.told);
-}
-
-/** Waits until `peer` recorded `event` (`[type, peerId, kind, streams]`). */
-async function waitTold(peer: Peer, event: string[]): Promise<void> {
-  await peer.page.waitForFunction(
-    (event) =>
-      (globalThis as unknown as MediaWin).M.told.some((e) =>
-        e.join("\n") === event.join("\n")
-      ),
-    event,
-    WAIT,
-  ).catch(async (error) => {
-    throw new Error(
-      `${error.message}\nwanted ${JSON.stringify(event)}, told ${
-        JSON.stringify(await told(peer))
-      }`,
+    const { pc } = H.links.get(vSid)!;
+    pc.addTrack(stream.getVideoTracks()[0]!, stream);
+    await pc.setLocalDescription();
+    const { type, sdp } = pc.localDescription!;
+    H.ws.send(
+      JSON.stringify({
+        type: "signal",
+        to: vSid,
+        data: { sdp: { type, sdp } },
+      }),
     );
-  });
-}
-
-/** Video frames `peer` decoded so far, on all its connections. */
-function framesDecoded(peer: Peer): Promise<number> {
-  return peer.page.evaluate(async () => {
-    let frames = 0;
-    for (const pc of (globalThis as unknown as Win).T.pcs) {
-      (await pc.getStats()).forEach((report) => {
-        if (report.type === "inbound-rtp" && report.kind === "video") {
-          frames += report.framesDecoded ?? 0;
-        }
-      });
-    }
-    return frames;
-  });
-}
-
-/** Waits until `peer` decodes more frames than it has now. */
-async function waitFrames(peer: Peer): Promise<void> {
-  const before = await framesDecoded(peer);
-  const until = Date.now() + WAIT.timeout;
-  while (Date.now() < until && await framesDecoded(peer) <= before + 5) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  assert.ok(await framesDecoded(peer) > before + 5, "no frames decoded");
-}
-
-/** Whether any of `peer`'s connections receives media. */
-function receives(peer: Peer): Promise<boolean> {
-  return peer.page.evaluate(() =>
-    (globalThis as unknown as Win).T.pcs.some((pc) =>
-      pc.getTransceivers().some((t) => /recv/.test(t.currentDirection ?? ""))
-    )
-  );
-}
-
-/** Waits until every connection of `peers` is done negotiating. */
-async function waitStable(peers: Peer[]): Promise<void> {
-  for (const peer of peers) {
-    await peer.page.waitForFunction(
-      () =>
-        (globalThis as unknown as Win).T.pcs.every((pc) =>
-          pc.signalingState === "stable" || pc.signalingState === "closed"
-        ),
-      null,
-      WAIT,
-    );
-  }
+    return [H.id, stream.id] as const;
+  }, vSid);
+  assert.notEqual(mId, x.id);
+  await waitTold(v, ["track", mId, "video", stream]);
+  // Its hello now claims X's id: V closes the link, and the track ends.
+  await frame(m, vSid, CONTROL | LAST, hello(x.id, m.sid));
+  await waitTold(v, ["trackend", mId, "video", stream]);
+  assert.deepEqual(await told(v), [
+    ["track", mId, "video", stream],
+    ["trackend", mId, "video", stream],
+  ]);
+  await text(v, "V to X", [x], x);
+  await text(x, "X to V", [v], v);
+  assert.deepEqual(await told(v), [
+    ["track", mId, "video", stream],
+    ["trackend", mId, "video", stream],
+  ]);
 }
 
 async function journey(browser: Browser): Promise<void> {
@@ -239,6 +183,9 @@ async function journey(browser: Browser): Promise<void> {
       assert.equal(new Set(offers).size, 1, `${offers}: to one peer`);
     }
     console.log("glare ok");
+
+    await bound(browser, broker.url);
+    console.log("tracks under the id DTLS proved ok");
 
     assert.deepEqual(problems, [], "no CSP violation or page error");
   } finally {
