@@ -374,6 +374,46 @@ test("pod-broker build --permissions writes the declaration, sign warns about un
   assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
 });
 
+test("pod-broker sign warns about a declaration a broker ignores: over 256 bytes, or outside the head", async (api) => {
+  await using dir = await tempDir();
+  const at = (name: string) => join(dir.path, name);
+  await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
+  const sign = async (html: string) => {
+    await writeFile(at("page.html"), html);
+    const signed = await runCli(api, [
+      "sign",
+      "--key",
+      at("key.pem"),
+      "--out",
+      at("page.pod.html"),
+      at("page.html"),
+    ]);
+    assert.equal(signed.code, 0, signed.stderr);
+    const listed = await runCli(api, ["verify", at("page.pod.html")]);
+    assert.equal(listed.code, 0, listed.stderr);
+    return { warned: signed.stderr, listed: JSON.parse(listed.stdout) };
+  };
+  const long = await sign(declaring(`camera ${"x".repeat(251)}`));
+  assert.match(
+    long.warned,
+    /pod-permissions"> has more than 256 bytes: a broker ignores it/,
+  );
+  assert.deepEqual(long.listed.permissions, []);
+  const inBody = await sign(
+    "<!doctype html><title>t</title><p>x</p>" +
+      '<meta name="pod-permissions" content="camera">',
+  );
+  assert.match(
+    inBody.warned,
+    /only in the head, within the page's first 64 KiB/,
+  );
+  assert.deepEqual(inBody.listed.permissions, []);
+  // A declaration a broker reads draws no warning.
+  const fine = await sign(declaring("camera"));
+  assert.doesNotMatch(fine.warned, /pod-permissions/);
+  assert.deepEqual(fine.listed.permissions, ["camera"]);
+});
+
 test("permissions: a large pod streamed from SQLite is granted from its head alone", async (api) => {
   await using dir = await tempDir();
   const registry = new api.SqliteRegistry({ dataDir: dir.path });
