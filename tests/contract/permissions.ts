@@ -130,18 +130,27 @@ test("permissions: the broker's host never grants, and /meta says [] without a p
   assert.equal(served.status, 200);
   assert.deepEqual(grantedBy(served), []);
   const policy = policyOf(served.headers.get("Permissions-Policy"));
-  for (const feature of ["camera", "microphone", "fullscreen"]) {
+  for (const feature of ["camera", "microphone"]) {
     assert.equal(policy.get(feature), "()", feature);
+  }
+  // As before pods could declare: the clipboard's write and full screen are
+  // the browser's default there (they never prompt).
+  for (const feature of ["clipboard-write", "fullscreen"]) {
+    assert.ok(!policy.has(feature), feature);
   }
   assert.deepEqual(await metaPermissions(t.url, created.id), []);
 });
 
-test("permissions: Permissions-Policy names only features browsers know, and denies all eight tokens by default", async (api) => {
-  await using t = await startServer(api);
-  const created = await (await upload(t.url, await signedPod(api))).json();
-  const served = await fetch(created.url);
-  await served.body?.cancel();
-  const policy = policyOf(served.headers.get("Permissions-Policy"));
+test("permissions: Permissions-Policy names only features browsers know; a pod host denies all eight tokens to a pod that declares none", async (api) => {
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const plain = await publish(
+    api,
+    t.url,
+    t.server.port,
+    declaring("").replace(/<meta name="pod-permissions"[^>]*>/, ""),
+  );
+  const served = await requestAs(t.server.port, plain.host, "/");
+  const policy = policyOf(served.headers["permissions-policy"]);
   for (const feature of api.POD_PERMISSIONS) {
     assert.equal(policy.get(feature), "()", feature);
   }
@@ -172,7 +181,9 @@ test("permissions: an operator's Permissions-Policy is the base the grants repla
   const answer = await requestAs(t.server.port, call.host, "/");
   assert.equal(
     answer.headers["permissions-policy"],
-    "usb=(), camera=(self), picture-in-picture=(self)",
+    "usb=(), microphone=(), display-capture=(), clipboard-write=(), " +
+      "fullscreen=(), screen-wake-lock=(), autoplay=(), camera=(self), " +
+      "picture-in-picture=(self)",
   );
 });
 
