@@ -192,13 +192,15 @@ async function serveVersion(
   }
   const hashes = await scriptHashesOf(record, context);
   if (hashes === null) return null;
-  const grants = context.grantsInHeaders ? await grantsOf(record, context) : [];
+  const grants = context.grantsInHeaders
+    ? await grantsOf(record, context)
+    : undefined;
   if (grants === null) return null;
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...context.headers.of(input.baseUrl, hashes, grants),
+    ...context.headers.of(input.baseUrl, hashes, grants ?? null),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
