@@ -11,8 +11,9 @@ import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { bundleClient } from "./client_bundle.ts";
 import { restartableBroker } from "./helpers.ts";
 
-/** How long a page waits for something, and how often it looks. */
-export const WAIT = { timeout: 20_000, polling: 100 };
+/** How long a page waits for something (long: a loaded 2-core machine runs
+ * two browsers and the brokers), and how often it looks. */
+export const WAIT = { timeout: 45_000, polling: 100 };
 
 /**
  * The page's test hooks: events and messages as they arrive, and a wrapper
