@@ -11,6 +11,7 @@ import type { Buffer } from "node:buffer";
 import {
   createServer,
   type IncomingMessage,
+  type Server,
   type ServerOptions,
   type ServerResponse,
 } from "node:http";
@@ -23,7 +24,7 @@ import {
   setTimeout,
 } from "node:timers";
 import { type Admission, createBroker } from "../http/broker.ts";
-import { resolveOptions } from "../config/options.ts";
+import { type ResolvedOptions, resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import {
   isUpgradeRequest,
@@ -127,60 +128,16 @@ export function createSignalServer(
       logger("debug", "Socket error during upgrade", { error });
       socket.destroy();
     });
-    if (isUpgradeRequest(broker, req)) void upgrade(req, socket, head);
-    else serveDetached(broker, req, socket, serving);
+    if (isUpgradeRequest(broker, req)) {
+      void upgrade({ broker, signaling, serving, logger }, req, socket, head);
+    } else serveDetached(broker, req, socket, serving);
   });
-
-  async function upgrade(
-    req: IncomingMessage,
-    socket: Duplex,
-    head: Buffer,
-  ): Promise<void> {
-    let request: Request;
-    try {
-      request = toRequest(req, null);
-    } catch (error) {
-      logger("debug", "Cannot bridge the request", { error });
-      socket.destroy();
-      return;
-    }
-    let answer: Response | Admission;
-    try {
-      answer = await broker.handle(request, req.socket.remoteAddress);
-    } catch (error) {
-      logger("debug", "Cannot answer the upgrade request", { error });
-      socket.destroy();
-      return;
-    }
-    if (answer instanceof Response) {
-      // A refusal (426, 403, 503...): answered as Deno.serve would, then
-      // the connection is closed.
-      void writeRawResponse(socket, answer, req.method, serving);
-    } else {
-      signaling.upgrade(req, socket, head, answer);
-    }
-  }
 
   async function close(): Promise<void> {
     await broker.shutdown();
     // Sockets that did not finish the closing handshake in time.
     signaling.close();
-    await new Promise<void>((resolve, reject) => {
-      const cut = setTimeout(
-        () => server.closeAllConnections(),
-        CLOSE_GRACE_MS,
-      );
-      // A connection whose response ends while closing becomes idle then:
-      // close idle connections until the server is closed.
-      const idle = setInterval(() => server.closeIdleConnections(), 50);
-      server.close((error) => {
-        clearTimeout(cut);
-        clearInterval(idle);
-        if (error) reject(error);
-        else resolve();
-      });
-      server.closeIdleConnections();
-    });
+    await closeServer(server);
   }
 
   // The main listener; an error before it listens fails the start.
@@ -225,5 +182,71 @@ export function createSignalServer(
   }, (error) => {
     signaling.close();
     throw error;
+  });
+}
+
+/** What an upgrade request is answered with. */
+interface UpgradeParts {
+  broker: ReturnType<typeof createBroker>;
+  signaling: ReturnType<typeof createNodeSignaling>;
+  serving: ServeOptions;
+  logger: ResolvedOptions["logger"];
+}
+
+/**
+ * Answers a WebSocket upgrade request: the broker's refusal written raw,
+ * or the admitted socket handed to the signaling.
+ */
+async function upgrade(
+  { broker, signaling, serving, logger }: UpgradeParts,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): Promise<void> {
+  let request: Request;
+  try {
+    request = toRequest(req, null);
+  } catch (error) {
+    logger("debug", "Cannot bridge the request", { error });
+    socket.destroy();
+    return;
+  }
+  let answer: Response | Admission;
+  try {
+    answer = await broker.handle(request, req.socket.remoteAddress);
+  } catch (error) {
+    logger("debug", "Cannot answer the upgrade request", { error });
+    socket.destroy();
+    return;
+  }
+  if (answer instanceof Response) {
+    // A refusal (426, 403, 503...): answered as Deno.serve would, then
+    // the connection is closed.
+    void writeRawResponse(socket, answer, req.method, serving);
+  } else {
+    signaling.upgrade(req, socket, head, answer);
+  }
+}
+
+/**
+ * Closes a `node:http` server: idle connections now and as they become idle
+ * (a response that ends while closing), the rest after `CLOSE_GRACE_MS`.
+ */
+function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const cut = setTimeout(
+      () => server.closeAllConnections(),
+      CLOSE_GRACE_MS,
+    );
+    // A connection whose response ends while closing becomes idle then:
+    // close idle connections until the server is closed.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close((error) => {
+      clearTimeout(cut);
+      clearInterval(idle);
+      if (error) reject(error);
+      else resolve();
+    });
+    server.closeIdleConnections();
   });
 }

@@ -16,9 +16,9 @@ import {
   buildPod,
   type BuildPodOptions,
   BundlerError,
-} from "../build/mod.ts";
+} from "../bundler/mod.ts";
 import { PodError } from "../pod/errors.ts";
-import { parsePermissionList } from "../build/permissions.ts";
+import { parsePermissionList } from "../bundler/permissions.ts";
 import { POD_PERMISSIONS } from "../serving/permissions.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { oneLine } from "../_util/text.ts";

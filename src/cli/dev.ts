@@ -23,7 +23,7 @@ import { oneLine } from "../_util/text.ts";
 import { sha256 } from "../_util/hash.ts";
 import { OptionError } from "../config/options.ts";
 import type { SignalServer } from "../config/types.ts";
-import { BundlerError } from "../build/mod.ts";
+import { BundlerError } from "../bundler/mod.ts";
 import { createPod, replacePod } from "../http/create_pod.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { signUpdate } from "../pod/update.ts";
@@ -33,7 +33,7 @@ import { MemoryRegistry } from "../registries/memory.ts";
 import { buildForDev, reloadScript, signForDev } from "./dev_pod.ts";
 import { parse, readKey, stderr } from "./io.ts";
 import { displayPath, findPodFolder } from "./pod_folder.ts";
-import type { CreateSignalServer } from "./serve.ts";
+import type { CreateSignalServer } from "./server_factory.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The port `dev` listens on unless told. */

@@ -12,11 +12,11 @@
  */
 
 import { dirname, resolve } from "node:path";
-import { BuildError, buildPod } from "../build/mod.ts";
-import { bundleScript, withBundler } from "../build/bundle.ts";
-import { escapeInlineScript } from "../build/inline.ts";
-import { clientUrl } from "../build/client_url.ts";
-import { Confinement } from "../build/confine.ts";
+import { BuildError, buildPod } from "../bundler/mod.ts";
+import { bundleScript, withBundler } from "../bundler/bundle.ts";
+import { escapeInlineScript } from "../bundler/inline.ts";
+import { clientUrl } from "../bundler/client_url.ts";
+import { Confinement } from "../bundler/confine.ts";
 import { signPod } from "../pod/sign.ts";
 
 /** How often an open tab asks whether the pod was rebuilt (ms). */

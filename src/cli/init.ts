@@ -12,7 +12,7 @@
 import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { encodeBase64Url } from "../_util/encoding.ts";
-import { DEFAULT_CLIENT } from "../build/client_url.ts";
+import { DEFAULT_CLIENT } from "../bundler/client_url.ts";
 import { generateKeyPair, publicKeyFromSeed } from "../pod/ed25519.ts";
 import { encodePrivateKeyPem } from "../pod/keys.ts";
 import { parse, print, readKey } from "./io.ts";

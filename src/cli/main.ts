@@ -16,7 +16,7 @@ import process from "node:process";
 import { print, stderr } from "./io.ts";
 import { type CreateSignalServer, serve } from "./serve.ts";
 import { UsageError } from "./usage_error.ts";
-import { asksForHelp, commandHelp, isCommand } from "./usage.ts";
+import { asksForHelp, commandHelp, COMMANDS, isCommand } from "./commands.ts";
 import { runtimeProblem } from "./runtime_check.ts";
 import { missingPermission, permissionLine } from "./permission.ts";
 import { oneLine } from "../_util/text.ts";
@@ -41,34 +41,12 @@ export async function runCli(
       return 2;
     }
     const [command, ...rest] = args;
-    if (isCommand(command) && asksForHelp(rest)) {
-      return print(commandHelp(command));
+    if (isCommand(command)) {
+      return asksForHelp(rest)
+        ? print(commandHelp(command))
+        : await COMMANDS[command].run(rest, createSignalServer);
     }
-    switch (command) {
-      case "keygen":
-        return await (await import("./pod_tools.ts")).keygen(rest);
-      case "sign":
-        return await (await import("./pod_tools.ts")).signCommand(rest);
-      case "verify":
-        return await (await import("./pod_tools.ts")).verifyCommand(rest);
-      case "publish":
-        return await (await import("./pod_tools.ts")).publish(rest);
-      case "list":
-        return await (await import("./operator.ts")).listCommand(rest);
-      case "delete":
-        return await (await import("./operator.ts")).deleteCommand(rest);
-      case "build":
-        // Serving never loads the bundler (esbuild, parse5).
-        return await (await import("./build.ts")).runBuild(rest);
-      case "init":
-        return await (await import("./init.ts")).init(rest);
-      case "dev":
-        return await (await import("./dev.ts")).dev(rest, createSignalServer);
-      case "serve":
-        return await serve(rest, createSignalServer);
-      default:
-        return await serve(args, createSignalServer);
-    }
+    return await serve(command === "serve" ? rest : args, createSignalServer);
   } catch (error) {
     if (error instanceof UsageError) {
       stderr(`pod-broker: ${oneLine(error.message)} (see --help)\n`);

@@ -111,7 +111,9 @@ async function openPostgres(
     );
   }
   const source = given === undefined ? "env DATABASE_URL" : "--database-url";
-  const { PostgresRegistry } = await import("../registries/postgres.ts");
+  const { PostgresRegistry, PostgresRegistryError } = await import(
+    "../registries/postgres.ts"
+  );
   try {
     return await PostgresRegistry.open({ url });
   } catch (error) {
@@ -123,11 +125,10 @@ async function openPostgres(
         `Cannot use ${source}: expected postgres://USER:PASSWORD@HOST:PORT/DATABASE`,
       );
     }
-    const message = (error as Error).message.replace(
-      /^Cannot open PostgresRegistry: /,
-      "",
-    );
-    throw new UsageError(`Cannot use ${source}: ${message}`);
+    const reason = error instanceof PostgresRegistryError
+      ? error.reason
+      : (error as Error).message;
+    throw new UsageError(`Cannot use ${source}: ${reason}`);
   }
 }
 

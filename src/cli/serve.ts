@@ -17,18 +17,16 @@ import {
   serveHelp,
 } from "./serve_flags.ts";
 import { UsageError } from "./usage_error.ts";
-import { COMMANDS } from "./usage.ts";
+import { COMMANDS } from "./commands.ts";
+import type { CreateSignalServer } from "./server_factory.ts";
 import { jsonLogger } from "../_util/log.ts";
 import { OptionError } from "../config/options.ts";
 import { openRegistry } from "./registry.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
-import type { SignalServer, SignalServerOptions } from "../config/types.ts";
+import type { SignalServer } from "../config/types.ts";
 import { VERSION } from "../version.ts";
 
-/** The runtime's `createSignalServer`, passed in by `mod.ts` or `mod_node.ts`. */
-export type CreateSignalServer = (
-  options: SignalServerOptions,
-) => Promise<SignalServer>;
+export type { CreateSignalServer };
 
 /** `pod-broker --help`: the commands, then every serve option. */
 export function help(): string {

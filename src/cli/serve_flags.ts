@@ -273,13 +273,17 @@ export async function openBus(
       `--bus redis needs --redis-url URL or env ${urlRow.env}`,
     );
   }
-  const { createRedisBus } = await import("../signaling/bus/redis.ts");
+  const { createRedisBus, RedisUrlError } = await import(
+    "../signaling/bus/redis.ts"
+  );
   try {
     return await createRedisBus({ url, logger: jsonLogger });
   } catch (error) {
     if (missingPermission(error) !== undefined) throw error; // runCli says which
     throw new UsageError(
-      `${(error as Error).message.replace("the Redis URL", "--redis-url")}`,
+      error instanceof RedisUrlError
+        ? `Cannot use --redis-url: ${error.reason}`
+        : (error as Error).message,
     );
   }
 }
@@ -314,13 +318,10 @@ export function describeOptionError(
     table.find((row) => row.key === key && row.flag !== null)?.flag;
   const flag = flagOf(error.key);
   if (flag === undefined) return error.message;
-  const reason = error.reason.replace(
-    /\b([a-z]+(?:\.[a-zA-Z]+)?)\b/g,
-    (word) => {
-      const other = flagOf(word);
-      return other ? `--${other}` : word;
-    },
-  );
+  const reason = error.reasonNaming((key) => {
+    const other = flagOf(key);
+    return other ? `--${other}` : key;
+  });
   const row = table.find((row) => row.key === error.key)!;
   const text = given.get(error.key);
   if (text === undefined) {

@@ -98,8 +98,8 @@ export async function signFile(
     );
   }
   // Loaded here: the page checks use the HTML parser of `build`.
-  const { pageWarnings } = await import("../build/check.ts");
-  const { declarationWarnings } = await import("../build/permissions.ts");
+  const { pageWarnings } = await import("../bundler/check.ts");
+  const { declarationWarnings } = await import("../bundler/permissions.ts");
   const warnings = [
     ...pageWarnings(input, bytes),
     ...declarationWarnings(input, bytes),

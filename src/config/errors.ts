@@ -14,18 +14,38 @@ export class OptionError extends TypeError {
   readonly key: string;
   /** What is wrong with it, without the option's name. */
   readonly reason: string;
+  /** The other option the reason ends by naming, if any. */
+  readonly other: string | undefined;
+  #stem: string;
 
   /**
    * Creates the error for one option.
    *
    * @param key The option's key path.
    * @param reason What is wrong, such as "must be a boolean".
+   * @param other The key path of another option the reason ends by naming
+   * ("is required with" `turn.urls`), so that the CLI can name its flag.
    */
-  constructor(key: string, reason: string) {
-    super(`Cannot start the broker: option '${key}' ${reason}`);
+  constructor(key: string, reason: string, other?: string) {
+    const full = other === undefined ? reason : `${reason} ${other}`;
+    super(`Cannot start the broker: option '${key}' ${full}`);
     this.name = "OptionError";
     this.key = key;
-    this.reason = reason;
+    this.reason = full;
+    this.other = other;
+    this.#stem = reason;
+  }
+
+  /**
+   * The reason, with the other option (if any) named by `name`.
+   *
+   * @param name How to name an option by its key path (the CLI: its flag).
+   * @returns The reason.
+   */
+  reasonNaming(name: (key: string) => string): string {
+    return this.other === undefined
+      ? this.#stem
+      : `${this.#stem} ${name(this.other)}`;
   }
 }
 

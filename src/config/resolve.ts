@@ -124,8 +124,7 @@ export function defaultOf(key: string): unknown {
   return row.default;
 }
 
-/** The default upload limit (50 MiB), from the options table. */
-export const DEFAULT_MAX_BLOB_BYTES: number = Number(defaultOf("maxBlobBytes"));
+export { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 
 /** Defaults of the signaling limits, from the options table. */
 export const DEFAULT_SIGNALING: Readonly<
@@ -149,7 +148,9 @@ function checkRow(row: OptionSpec, value: unknown): unknown {
 /** The value of a row that was not given: its default, null, or nothing. */
 function missing(row: OptionSpec): unknown {
   if (row.required) {
-    if (row.missing !== undefined) throw new OptionError(row.key, row.missing);
+    if (row.missing !== undefined) {
+      throw new OptionError(row.key, row.missing, row.missingWith);
+    }
     return checkRow(row, undefined);
   }
   if (row.default !== undefined) {

@@ -33,6 +33,8 @@ export interface OptionSpec extends KindRow {
   readonly required?: boolean;
   /** The reason given when a required option is missing. */
   readonly missing?: string;
+  /** The other option that reason ends by naming ("is required with" it). */
+  readonly missingWith?: string;
   /** Resolved to null when not given (else left out). */
   readonly orNull?: true;
   /** In a group (`metrics`): the group is null unless this option is given. */

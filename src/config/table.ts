@@ -9,6 +9,7 @@
  * @module
  */
 
+import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 import { jsonLogger, type Logger } from "../_util/log.ts";
 import {
   DEFAULT_SANDBOX,
@@ -139,7 +140,7 @@ export const TABLE = [
     flag: "max-blob-bytes",
     arg: "N",
     kind: "integer",
-    default: 52_428_800,
+    default: DEFAULT_MAX_BLOB_BYTES as number,
     min: 1,
     help: "upload limit in bytes",
   },
@@ -360,7 +361,8 @@ export const TABLE = [
     env: "POD_BROKER_TURN_SECRET",
     kind: "secret",
     required: true,
-    missing: "is required with turn.urls",
+    missing: "is required with",
+    missingWith: "turn.urls",
     defaultText: "none",
     help:
       "the TURN server's static-auth-secret (CLI: from a file or the environment, never an argument)",

@@ -1,39 +1,29 @@
 /**
- * The runtime-neutral core of the broker: `handle()` turns a `Request` into
- * a `Response` through the route table (CORS, 404/405 and the single error
- * boundary), or into an admission when it is a `/signal` upgrade that may go
- * ahead. The adapters only listen, upgrade and feed the hub.
+ * The runtime-neutral core of the broker, and its composition root:
+ * `createBroker` makes the pod hosts, the route table, the metrics, the hub
+ * and the upload budget, and hands the route tables to the request pipeline
+ * (pipeline.ts), which turns a `Request` into a `Response` or into an
+ * admission when it is a `/signal` upgrade that may go ahead. The adapters
+ * only listen, upgrade and feed the hub.
  *
  * @module
  */
 
 import type { ResolvedOptions } from "../config/options.ts";
 import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
-import {
-  notAllowed,
-  notFound,
-  preflight,
-  toProblem,
-  upgradeRequired,
-} from "./answers.ts";
+import { upgradeRequired } from "./answers.ts";
 import { createFrontPage } from "./routes/front.ts";
 import { handleHealth } from "./routes/health.ts";
-import { createPodContext, handleMeta, handlePod } from "./routes/pod.ts";
+import {
+  createPodContext,
+  handleMeta,
+  handlePod,
+  type PodContext,
+} from "./routes/pod.ts";
 import { handleUpload, type UploadContext } from "./routes/upload.ts";
 import { handleUpdate } from "./routes/update.ts";
-import {
-  type Admission,
-  createRouteMatcher,
-  type Route,
-  type RouteHandler,
-  type RouteRequest,
-} from "./router.ts";
-import {
-  baseUrlOf,
-  hostInvalid,
-  isValidHost,
-  targetOf,
-} from "./request_url.ts";
+import type { Admission, Route, RouteRequest } from "./router.ts";
+import { createPipeline } from "./pipeline.ts";
 import { type HubClient, SignalingHub } from "../signaling/hub.ts";
 import type { PeerSocket } from "../signaling/types.ts";
 import { createCompat } from "./compat.ts";
@@ -41,13 +31,8 @@ import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
 import { clientAddress } from "../operator/access_log.ts";
-import { createObserve } from "./observe.ts";
-import {
-  createReadyPod,
-  HSTS,
-  type ReadyAnswer,
-  type RequestHead,
-} from "./ready_pod.ts";
+
+import type { ReadyAnswer, RequestHead } from "./ready_pod.ts";
 
 export type { Admission, ReadyAnswer, RequestHead };
 
@@ -106,11 +91,6 @@ export interface Broker {
   shutdown(timeoutMs?: number): Promise<void>;
 }
 
-const CORS_HEADERS = {
-  "Access-Control-Allow-Origin": "*",
-  "Access-Control-Expose-Headers": "Location, ETag",
-} as const;
-
 /**
  * Builds the broker core from resolved options.
  *
@@ -123,7 +103,6 @@ export function createBroker(options: ResolvedOptions): Broker {
   const podHosts = options.podDomain === null
     ? null
     : new PodHosts(options.podDomain, { ...options, onHit });
-  const podUrl = podHosts?.urlOf.bind(podHosts);
   if (podHosts && options.podDomainPsl === "unlisted") {
     options.logger(
       "warn",
@@ -131,7 +110,17 @@ export function createBroker(options: ResolvedOptions): Broker {
       { podDomain: options.podDomain },
     );
   }
-
+  const state = { closing: false };
+  const admitSocket = (request: Request, path: string) =>
+    admitSocketTo(request, path, { options, hub, compat, state });
+  const admit = ({ request }: RouteRequest) => admitSocket(request, "/signal");
+  // The metrics are made from the routes: the dialects reach them later.
+  const compat = createCompat(options, admitSocket, () => metrics);
+  const budget = new UploadBudget(
+    options.maxUploadBytesInFlight,
+    options.maxUploadsPerAddress,
+  );
+  const startedAt = Date.now();
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
   const health = () =>
     handleHealth(
@@ -140,98 +129,23 @@ export function createBroker(options: ResolvedOptions): Broker {
       compat.health(),
       isPodOrigin,
     );
-  // The broker's pod caches (headers, ready responses, script hashes).
-  const { permissions } = podHosts ?? {};
-  const pods = createPodContext({ ...options, podUrl, onHit, permissions });
-  const pod = (input: RouteRequest) =>
-    podHosts?.redirect(input) ?? handlePod(input, pods);
-  const meta = (input: RouteRequest) => handleMeta(input, pods);
-
-  const update = (input: RouteRequest) =>
-    counted(
-      handleUpdate(input.request, input.id, uploadContext(input)),
-      () => metrics?.updateAccepted(),
-      (code) => metrics?.updateRefused(code),
-    );
-
-  function uploadContext(
-    { request, baseUrl, peerAddress }: RouteRequest,
-  ): UploadContext {
-    return {
-      registry: options.registry,
-      maxBlobBytes: options.maxBlobBytes,
-      budget,
-      uploadTimeoutMs: options.uploadTimeoutMs,
-      baseUrl,
-      denyList: options.denyList,
-      podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
-      address: options.maxUploadsPerAddress > 0
-        ? clientAddress(
-          peerAddress,
-          request.headers.get("X-Forwarded-For"),
-          options.trustProxy,
-        )
-        : undefined,
-    };
-  }
-
-  /** Counts an upload or an update as accepted, or refused by its code. */
-  async function counted(
-    answer: Promise<Response>,
-    accepted: () => void,
-    refused: (code: string) => void,
-  ): Promise<Response> {
-    try {
-      const response = await answer;
-      accepted();
-      return response;
-    } catch (error) {
-      refused(
-        error instanceof BrokerError ? error.code : "internal_error",
-      );
-      throw error;
-    }
-  }
-
-  const admit = ({ request }: RouteRequest) => admitSocket(request, "/signal");
-  // The metrics are made from the routes: the dialects reach them later.
-  const compat = createCompat(options, admitSocket, () => metrics);
-
-  /** The route table: matching, 405s, preflights and metrics labels. */
-  const front = createFrontPage(options);
-  const routes: Route[] = [
-    { pattern: "/", cors: false, methods: { GET: front, HEAD: front } },
-    {
-      pattern: "/pods",
-      cors: true,
-      methods: {
-        POST: (input) =>
-          counted(
-            handleUpload(input.request, uploadContext(input)),
-            () => metrics?.uploadAccepted(),
-            (code) => metrics?.uploadRefused(code),
-          ),
-      },
-    },
-    { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
-    { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
-    ...compat.routes,
-    { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
-    {
-      pattern: "/:id",
-      cors: false,
-      // PUT only on a registry that can update (else 405, Allow: GET, HEAD).
-      methods: options.registry.updatePod
-        ? { GET: pod, HEAD: pod, PUT: update }
-        : { GET: pod, HEAD: pod },
-    },
-  ];
-  const matchRoute = createRouteMatcher(routes);
+  // The broker host's pod caches (headers, ready responses, script hashes).
+  const pods = createPodContext({
+    ...options,
+    podUrl: podHosts?.urlOf.bind(podHosts),
+    onHit,
+    permissions: podHosts?.permissions,
+  });
+  const routes = routeTable(options, {
+    pods,
+    podHosts,
+    budget,
+    health,
+    admit,
+    compatRoutes: compat.routes,
+    metrics: () => metrics,
+  });
   const podRoutes = podHosts?.routes(admit, compat.routes) ?? [];
-  const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
-  const matchUpgrade = createRouteMatcher(
-    [...routes, ...podRoutes].filter((route) => route.upgrade === true),
-  );
   const metrics: Metrics | null = options.metrics === null
     ? null
     : new Metrics({
@@ -240,7 +154,6 @@ export function createBroker(options: ResolvedOptions): Broker {
       routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
       problemCodes: Object.keys(PROBLEM_CODES),
     });
-  const observer = createObserve(options, metrics);
   const hub = new SignalingHub({
     limits: options.signaling,
     logger: options.logger,
@@ -248,169 +161,16 @@ export function createBroker(options: ResolvedOptions): Broker {
     bus: options.bus,
     observer: metrics ?? undefined,
   });
-  const budget = new UploadBudget(
-    options.maxUploadBytesInFlight,
-    options.maxUploadsPerAddress,
-  );
-  const startedAt = Date.now();
-  let closing = false;
-
-  // The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
-  function admitSocket(request: Request, path: string): Response | Admission {
-    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
-      return upgradeRequired(
-        `Cannot serve ${path} without a WebSocket upgrade`,
-      );
-    }
-    const origin = request.headers.get("Origin");
-    if (!hub.isOriginAllowed(origin)) {
-      return problem(
-        "origin_not_allowed",
-        `Cannot accept WebSockets from origin '${origin}'`,
-      );
-    }
-    if (closing) {
-      return problem(
-        "shutting_down",
-        "Cannot accept WebSockets: shutting down",
-      );
-    }
-    if (hub.counts.sockets + compat.sockets() >= options.signaling.maxSockets) {
-      return problem(
-        "too_many_sockets",
-        "Cannot accept more WebSockets: the broker is full",
-      );
-    }
-    if (!hub.busUp) {
-      return problem(
-        "bus_down",
-        "Cannot accept WebSockets: the signaling bus is down",
-      );
-    }
-    return { origin };
-  }
-
-  // Synchronous whenever the handler is (a hot pod): a Response returned
-  // as is, not in a promise, keeps Deno.serve on its fastest path.
-  function handle(
-    request: Request,
-    peerAddress?: string,
-  ): Response | Admission | Promise<Response | Admission> {
-    const started = performance.now();
-    let path: string;
-    let baseUrl: string;
-    let podId: string | null;
-    try {
-      const target = targetOf(request);
-      path = target.path;
-      baseUrl = baseUrlOf(request, target.origin, options);
-      // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(target.origin) ?? null;
-    } catch (error) {
-      return observe(
-        request,
-        null,
-        "",
-        started,
-        toProblem(error, options.logger),
-        undefined,
-        peerAddress,
-      );
-    }
-    const match = podId === null ? matchRoute(path) : matchPodRoute!(path);
-    if (match === null) {
-      return observe(
-        request,
-        null,
-        "",
-        started,
-        withHsts(baseUrl, notFound(path)),
-        undefined,
-        peerAddress,
-      );
-    }
-    const { route } = match;
-    const id = podId ?? match.id;
-    const input: RouteRequest = { request, baseUrl, id, peerAddress };
-    const finish = (answer: Response | Admission) => {
-      if (!(answer instanceof Response) && route.upgrade !== true) {
-        answer = toProblem(
-          new Error(`An admission from '${route.pattern}'`),
-          options.logger,
-        );
-      }
-      if (answer instanceof Response) {
-        if (route.cors) {
-          for (const [name, value] of Object.entries(CORS_HEADERS)) {
-            answer.headers.set(name, value);
-          }
-        }
-        withHsts(baseUrl, answer);
-      }
-      return observe(
-        request,
-        route.pattern,
-        id,
-        started,
-        answer,
-        input.bodyBytes,
-        peerAddress,
-      );
-    };
-    const fail = (error: unknown) => {
-      delete input.bodyBytes;
-      return finish(toProblem(error, options.logger));
-    };
-    const handler = route.methods[request.method];
-    if (route.cors && request.method === "OPTIONS") {
-      return finish(preflight(request, route));
-    }
-    if (handler === undefined) return finish(notAllowed(route));
-    let answer: ReturnType<RouteHandler>;
-    try {
-      answer = handler(input);
-    } catch (error) {
-      return fail(error);
-    }
-    return answer instanceof Promise
-      ? answer.then(finish, fail)
-      : finish(answer);
-  }
-
-  // One place sees every answered request: metrics and the access log.
-  function observe(
-    request: Request,
-    route: string | null,
-    id: string,
-    started: number,
-    answer: Response | Admission,
-    bodyBytes?: number,
-    peerAddress?: string,
-  ): Response | Admission {
-    observer?.(request, {
-      route,
-      id,
-      started,
-      // An admitted upgrade is counted as the 101 the adapter will send.
-      status: answer instanceof Response ? answer.status : 101,
-      // Never `answer.body`: reading it turns a byte body into a stream,
-      // which takes Deno.serve off its fast path.
-      length: bodyBytes ??
-        (answer instanceof Response
-          ? answer.headers.get("Content-Length")
-          : null),
-      peerAddress,
-    });
-    return answer;
-  }
-
-  const ready = createReadyPod({
+  const { handle, ready, refuseMethod, isUpgradePath } = createPipeline(
     options,
-    podHosts,
-    pods,
-    matchRoute,
-    observe: observer,
-  });
+    {
+      routes,
+      podRoutes,
+      podHosts,
+      pods,
+      metrics,
+    },
+  );
 
   async function fetch(
     request: Request,
@@ -422,7 +182,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   }
 
   async function shutdown(timeoutMs = 5_000): Promise<void> {
-    closing = true;
+    state.closing = true;
     hub.closeAll();
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
@@ -431,23 +191,6 @@ export function createBroker(options: ResolvedOptions): Broker {
     ]);
     clearTimeout(timer);
   }
-
-  function withHsts(baseUrl: string, response: Response) {
-    if (baseUrl.startsWith("https:")) {
-      response.headers.set("Strict-Transport-Security", HSTS);
-    }
-    return response;
-  }
-
-  function refuseMethod(path: string, host?: string | null): Response {
-    if (typeof host === "string" && !isValidHost(host)) {
-      return toProblem(hostInvalid("Host"), options.logger);
-    }
-    const match = matchRoute(path);
-    return match === null ? notFound(path) : notAllowed(match.route);
-  }
-
-  const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
 
   function connect(socket: PeerSocket, admission: Admission): HubClient {
     return admission.compat === undefined
@@ -466,4 +209,153 @@ export function createBroker(options: ResolvedOptions): Broker {
     metrics,
     shutdown,
   };
+}
+
+/** What the route table is made of besides the options. */
+interface RouteParts {
+  readonly pods: PodContext;
+  readonly podHosts: PodHosts | null;
+  readonly budget: UploadBudget;
+  readonly health: () => Response;
+  readonly admit: (input: RouteRequest) => Response | Admission;
+  readonly compatRoutes: readonly Route[];
+  /** The metrics once made (they are made from the routes). */
+  readonly metrics: () => Metrics | null;
+}
+
+/** The route table: matching, 405s, preflights and metrics labels. */
+function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
+  const { pods, podHosts, health, admit, metrics } = parts;
+  const pod = (input: RouteRequest) =>
+    podHosts?.redirect(input) ?? handlePod(input, pods);
+  const meta = (input: RouteRequest) => handleMeta(input, pods);
+
+  const update = (input: RouteRequest) =>
+    counted(
+      handleUpdate(
+        input.request,
+        input.id,
+        uploadContext(options, parts, input),
+      ),
+      () => metrics()?.updateAccepted(),
+      (code) => metrics()?.updateRefused(code),
+    );
+
+  const front = createFrontPage(options);
+  return [
+    { pattern: "/", cors: false, methods: { GET: front, HEAD: front } },
+    {
+      pattern: "/pods",
+      cors: true,
+      methods: {
+        POST: (input) =>
+          counted(
+            handleUpload(input.request, uploadContext(options, parts, input)),
+            () => metrics()?.uploadAccepted(),
+            (code) => metrics()?.uploadRefused(code),
+          ),
+      },
+    },
+    { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
+    { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
+    ...parts.compatRoutes,
+    { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
+    {
+      pattern: "/:id",
+      cors: false,
+      // PUT only on a registry that can update (else 405, Allow: GET, HEAD).
+      methods: options.registry.updatePod
+        ? { GET: pod, HEAD: pod, PUT: update }
+        : { GET: pod, HEAD: pod },
+    },
+  ];
+}
+
+/** What an upload or an update of one request may use. */
+function uploadContext(
+  options: ResolvedOptions,
+  { podHosts, budget }: RouteParts,
+  { request, baseUrl, peerAddress }: RouteRequest,
+): UploadContext {
+  return {
+    registry: options.registry,
+    maxBlobBytes: options.maxBlobBytes,
+    budget,
+    uploadTimeoutMs: options.uploadTimeoutMs,
+    baseUrl,
+    denyList: options.denyList,
+    podUrl: podHosts?.urlOf.bind(podHosts, baseUrl),
+    address: options.maxUploadsPerAddress > 0
+      ? clientAddress(
+        peerAddress,
+        request.headers.get("X-Forwarded-For"),
+        options.trustProxy,
+      )
+      : undefined,
+  };
+}
+
+/** Counts an upload or an update as accepted, or refused by its code. */
+async function counted(
+  answer: Promise<Response>,
+  accepted: () => void,
+  refused: (code: string) => void,
+): Promise<Response> {
+  try {
+    const response = await answer;
+    accepted();
+    return response;
+  } catch (error) {
+    refused(
+      error instanceof BrokerError ? error.code : "internal_error",
+    );
+    throw error;
+  }
+}
+
+/** What the upgrade decision looks at. */
+interface SocketGate {
+  readonly options: ResolvedOptions;
+  readonly hub: SignalingHub;
+  readonly compat: ReturnType<typeof createCompat>;
+  readonly state: { readonly closing: boolean };
+}
+
+// The upgrade decision: 426 without a WebSocket upgrade, then 403, 503.
+function admitSocketTo(
+  request: Request,
+  path: string,
+  { options, hub, compat, state }: SocketGate,
+): Response | Admission {
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+    return upgradeRequired(
+      `Cannot serve ${path} without a WebSocket upgrade`,
+    );
+  }
+  const origin = request.headers.get("Origin");
+  if (!hub.isOriginAllowed(origin)) {
+    return problem(
+      "origin_not_allowed",
+      `Cannot accept WebSockets from origin '${origin}'`,
+    );
+  }
+  if (state.closing) {
+    return problem(
+      "shutting_down",
+      "Cannot accept WebSockets: shutting down",
+    );
+  }
+  if (hub.counts.sockets + compat.sockets() >= options.signaling.maxSockets) {
+    return problem(
+      "too_many_sockets",
+      "Cannot accept more WebSockets: the broker is full",
+    );
+  }
+  if (!hub.busUp) {
+    return problem(
+      "bus_down",
+      "Cannot accept WebSockets: the signaling bus is down",
+    );
+  }
+  return { origin };
 }

@@ -8,8 +8,8 @@
 
 import { encodeBase64Url } from "../_util/encoding.ts";
 import { sha256 } from "../_util/hash.ts";
-import { isPodId, POD_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
-import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
+import { POD_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
+import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 
 export { DEFAULT_MAX_BLOB_BYTES };
 import { PodError } from "../pod/errors.ts";
@@ -17,7 +17,9 @@ import { verifyUpdate } from "../pod/update.ts";
 import { type VerifiedPod, verifyScannedPod } from "../pod/verify.ts";
 import type { ScannedContent } from "../pod/content_scan.ts";
 import { BrokerError } from "./problem.ts";
+import { findPod } from "./find_pod.ts";
 import type { PodRecord, Registry } from "../registries/types.ts";
+import type { DenyList } from "../operator/deny_list.ts";
 
 /** Options of {@linkcode createPod}. */
 export interface CreatePodOptions {
@@ -68,13 +70,14 @@ export interface StorePodOptions extends CreatePodOptions {
   sha256?: Uint8Array;
   /** The signed content's digest, when it was found as the bytes arrived. */
   content?: ScannedContent | null;
-  /** Refuses a verified pod (the deny list) by throwing a `BrokerError`. */
-  admit?: (pod: VerifiedPod) => void;
+  /** Owner keys and content digests refused with 403. */
+  denyList?: DenyList | null;
 }
 
 /**
  * {@linkcode createPod}, for the upload route: the digest may come from the
- * reading of the body, and a verified pod may still be refused.
+ * reading of the body, and a verified pod the deny list matches is refused
+ * (403 `owner_denied` or `content_denied`).
  */
 export async function storePod(
   registry: Registry,
@@ -146,7 +149,7 @@ export async function replacePod(
   options: ReplacePodOptions,
 ): Promise<PodRecord> {
   const { verified, sha256 } = await verifyUpload(blob, options);
-  const current = options.current ?? await currentRecord(registry, id);
+  const current = options.current ?? await findPod(registry, id, "update");
   const replaces = options.replaces ?? current.sha256;
   await authorizeUpdate(current, replaces, verified, options.signature);
   if (replaces !== current.sha256) {
@@ -184,7 +187,7 @@ export async function replacePod(
   }
   if (!swapped) {
     // Deleted meanwhile (404/410), or the named version was replaced.
-    await currentRecord(registry, id);
+    await findPod(registry, id, "update");
     throw staleUpdate(
       id,
       `the version it replaces (${current.sha256}) is no longer the stored one`,
@@ -218,30 +221,6 @@ async function authorizeUpdate(
   }
 }
 
-/**
- * The record of `id`, before an update.
- *
- * @throws {BrokerError} `pod_not_found`, or `pod_deleted` for a pod taken
- * down.
- */
-export async function currentRecord(
-  registry: Registry,
-  id: string,
-): Promise<PodRecord> {
-  const record = isPodId(id) ? await registry.getRecord(id) : null;
-  if (record !== null) return record;
-  if (isPodId(id) && await registry.isDeleted?.(id)) {
-    throw new BrokerError(
-      "pod_deleted",
-      `Cannot update pod '${id}': it was taken down`,
-    );
-  }
-  throw new BrokerError(
-    "pod_not_found",
-    `Cannot update pod '${id.slice(0, 64)}': there is no such pod`,
-  );
-}
-
 /** Checks size, signature and admission: the verified pod and its digest. */
 async function verifyUpload(
   blob: Uint8Array,
@@ -260,11 +239,27 @@ async function verifyUpload(
     throw new BrokerError(error.code, error.message, { cause: error });
   });
   refuseFutureCreatedAt(verified, options.now?.() ?? new Date());
-  options.admit?.(verified);
+  refuseDenied(verified, options.denyList ?? null);
   return {
     verified,
     sha256: encodeBase64Url(options.sha256 ?? sha256(blob)),
   };
+}
+
+/**
+ * Refuses a verified pod the deny list matches: 403 `owner_denied` or
+ * `content_denied`.
+ */
+function refuseDenied(pod: VerifiedPod, denyList: DenyList | null): void {
+  const code = denyList?.denies(pod);
+  if (code) {
+    throw new BrokerError(
+      code,
+      code === "owner_denied"
+        ? "Cannot accept the pod: its owner key is denied by the operator"
+        : "Cannot accept the pod: its content is denied by the operator",
+    );
+  }
 }
 
 /**

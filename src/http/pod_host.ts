@@ -9,13 +9,13 @@
 
 import { PodPermissionCache } from "../serving/permission_cache.ts";
 import type { PodPermission } from "../serving/permissions.ts";
-import { isPodId } from "../_util/id.ts";
 import { podIdOfLabel, podLabel } from "../_util/pod_label.ts";
 import {
   CLEAR_POD_STORAGE,
   podOriginHeaderOptions,
 } from "../serving/pod_origin.ts";
 import { BrokerError, problem } from "./problem.ts";
+import { checkPodId } from "./find_pod.ts";
 import {
   createPodContext,
   handlePod,
@@ -132,12 +132,7 @@ export class PodHosts {
    * query kept); a malformed id is 404 `pod_not_found`.
    */
   redirect({ request, baseUrl, id }: RouteRequest): Response {
-    if (!isPodId(id)) {
-      throw new BrokerError(
-        "pod_not_found",
-        `Cannot find a pod with id '${id.slice(0, 64)}'`,
-      );
-    }
+    checkPodId(id);
     const query = request.url.indexOf("?");
     const search = query < 0 ? "" : request.url.slice(query);
     return new Response(null, {

@@ -51,6 +51,8 @@ export class HitBatcher {
   /** Hits of the write in flight (an asynchronous store). */
   #writing = new Map<string, number>();
   #inFlight: Promise<void> | null = null;
+  /** Writes begun so far. */
+  #writes = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
 
@@ -75,6 +77,26 @@ export class HitBatcher {
   }
 
   /**
+   * Runs `select`, a read of the stored hits, so that
+   * {@linkcode HitBatcher.pending} then adds exactly what it did not see:
+   * with no write in flight, and none begun while it ran. A write that
+   * began meanwhile may or may not be in what it read, so it runs again
+   * after that write (three tries, then the last read as it is).
+   *
+   * @param select The read.
+   * @returns What the read returned.
+   */
+  async read<T>(select: () => Promise<T>): Promise<T> {
+    for (let tries = 1;; tries++) {
+      while (this.#inFlight !== null) await this.#inFlight;
+      const writes = this.#writes;
+      const value = await select();
+      const clean = writes === this.#writes && this.#inFlight === null;
+      if (clean || tries === 3) return value;
+    }
+  }
+
+  /**
    * Writes the hits counted so far now. With an asynchronous store, the
    * promise resolves once they are written (or have failed and wait).
    */
@@ -86,6 +108,7 @@ export class HitBatcher {
     const batch = this.#queued;
     this.#queued = new Map();
     this.#writing = batch;
+    this.#writes += 1;
     const failed = () => {
       this.#writing = new Map();
       for (const [id, count] of batch) {

@@ -29,7 +29,13 @@ import postgres from "postgres";
 import type { PodRecord, Registry } from "./types.ts";
 import { type PodRow, storedName, toRecord } from "./_row.ts";
 import { HitBatcher } from "./hit_batcher.ts";
-import { PostgresErrors, sqlState } from "./postgres_errors.ts";
+import {
+  PostgresErrors,
+  PostgresRegistryError,
+  sqlState,
+} from "./postgres_errors.ts";
+
+export { PostgresRegistryError };
 import {
   fromBase64,
   insertChunks,
@@ -275,9 +281,12 @@ export class PostgresRegistry implements Registry {
     const action = `read pod '${id}'`;
     await this.#ready_(action);
     try {
-      const [row] = await this.#sql<PodRow[]>`
+      // Hits written while the row was read would be counted twice.
+      const [row] = await this.#hits.read(() =>
+        this.#sql<PodRow[]>`
         SELECT ${this.#sql.unsafe(COLUMNS)} FROM pod_broker_pods
-        WHERE id = ${id}`;
+        WHERE id = ${id}`
+      );
       if (!row) return null;
       const record = toRecord(row);
       record.hits += this.#hits.pending(id);

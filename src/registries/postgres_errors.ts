@@ -25,6 +25,30 @@ const UNREACHABLE = new Set([
   "CONNECTION_DESTROYED",
 ]);
 
+/**
+ * A failed registry action: what could not be done and why, apart, so a
+ * caller (the CLI) can say the reason in its own words.
+ */
+export class PostgresRegistryError extends Error {
+  /** What could not be done, such as "open PostgresRegistry". */
+  readonly action: string;
+  /** Why, with the password scrubbed. */
+  readonly reason: string;
+
+  /**
+   * Creates the error for one action.
+   *
+   * @param action What could not be done.
+   * @param reason Why.
+   */
+  constructor(action: string, reason: string) {
+    super(`Cannot ${action}: ${reason}`);
+    this.name = "PostgresRegistryError";
+    this.action = action;
+    this.reason = reason;
+  }
+}
+
 /** Turns driver errors into plain ones for one database URL. */
 export class PostgresErrors {
   #target: string;
@@ -41,7 +65,7 @@ export class PostgresErrors {
    * errors keep their SQLSTATE; the password never appears, nor the
    * query's parameters (the client keeps them on its errors).
    */
-  wrap(action: string, error: unknown): Error {
+  wrap(action: string, error: unknown): PostgresRegistryError {
     const code = (error as { code?: unknown })?.code;
     let reason: string;
     if (typeof code === "string" && UNREACHABLE.has(code)) {
@@ -53,7 +77,7 @@ export class PostgresErrors {
     } else {
       reason = error instanceof Error ? error.message : String(error);
     }
-    const wrapped = new Error(`Cannot ${action}: ${this.#scrub(reason)}`);
+    const wrapped = new PostgresRegistryError(action, this.#scrub(reason));
     if (typeof code === "string") {
       Object.assign(wrapped, { code: this.#scrub(code) });
     }

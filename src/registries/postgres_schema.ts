@@ -8,6 +8,7 @@
 
 import { Buffer } from "node:buffer";
 import type postgres from "postgres";
+import { PostgresRegistryError } from "./postgres_errors.ts";
 
 /** Bytes of a stored chunk of a blob. */
 export const POSTGRES_CHUNK_BYTES: number = 256 * 1024;
@@ -70,7 +71,7 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
 export const POSTGRES_SCHEMA_VERSION: number = MIGRATIONS.length;
 
 /** The schema is newer than this code. */
-class SchemaError extends Error {}
+class SchemaError extends PostgresRegistryError {}
 
 /**
  * Runs the missing migrations, each in the transaction that records it,
@@ -102,7 +103,8 @@ export async function migrate(
       const version = rows[0]?.version ?? 0;
       if (version > MIGRATIONS.length) {
         throw new SchemaError(
-          `Cannot ${action}: the schema is at version ${version}, newer than this broker's ${MIGRATIONS.length}`,
+          action,
+          `the schema is at version ${version}, newer than this broker's ${MIGRATIONS.length}`,
         );
       }
       for (let index = version; index < MIGRATIONS.length; index++) {

@@ -94,12 +94,15 @@ export function mentionsDeclaration(bytes: Uint8Array): boolean {
 }
 
 /**
- * A Permissions-Policy with `granted` given to the pod's own origin: each
- * granted feature's member of `base` is replaced by `feature=(self)` (or
- * added); every other member stays as it is.
+ * The Permissions-Policy of a pod. On the broker's host (`granted` null),
+ * `base` as it is. On a pod's own origin, each granted feature's member of
+ * `base` is replaced by `feature=(self)` (or added), and every other
+ * declarable feature is denied (`feature=()` is added where `base` does
+ * not name it): there, a pod gets no powerful feature it did not declare.
  *
  * @param base The policy that denies (the default, or the operator's).
- * @param granted The features to grant.
+ * @param granted The features to grant on a pod's own origin, or null on
+ * the broker's host.
  * @returns The policy text.
  *
  * @example Grant the camera
@@ -109,23 +112,34 @@ export function mentionsDeclaration(bytes: Uint8Array): boolean {
  *
  * assert.equal(
  *   withGrants("camera=(), usb=()", ["camera", "microphone"]),
- *   "usb=(), camera=(self), microphone=(self)",
+ *   "usb=(), display-capture=(), clipboard-write=(), fullscreen=(), " +
+ *     "screen-wake-lock=(), picture-in-picture=(), autoplay=(), " +
+ *     "camera=(self), microphone=(self)",
  * );
+ * assert.equal(withGrants("camera=()", null), "camera=()");
  * ```
  */
 export function withGrants(
   base: string,
-  granted: readonly PodPermission[],
+  granted: readonly PodPermission[] | null,
 ): string {
-  if (granted.length === 0) return base;
-  const kept = base.split(",").map((member) => member.trim()).filter(
-    (member) =>
-      member !== "" &&
-      !(granted as readonly string[]).includes(
-        member.split("=")[0]!.trim().toLowerCase(),
-      ),
+  if (granted === null) return base;
+  const members = base.split(",").map((member) => member.trim())
+    .filter((member) => member !== "");
+  const named = new Set(
+    members.map((member) => member.split("=")[0]!.trim().toLowerCase()),
   );
-  return [...kept, ...granted.map((feature) => `${feature}=(self)`)].join(
-    ", ",
+  const kept = members.filter((member) =>
+    !(granted as readonly string[]).includes(
+      member.split("=")[0]!.trim().toLowerCase(),
+    )
   );
+  const denied = POD_PERMISSIONS.filter((feature) =>
+    !named.has(feature) && !granted.includes(feature)
+  ).map((feature) => `${feature}=()`);
+  return [
+    ...kept,
+    ...denied,
+    ...granted.map((feature) => `${feature}=(self)`),
+  ].join(", ");
 }

@@ -110,17 +110,18 @@ function brokerOrigins(signalUrl: string): string {
 /**
  * Powerful features, all denied unless a pod on its own origin is granted
  * one (see `permissions.ts`). Only features browsers know are listed:
- * Chromium logs an error for each one it does not recognize.
+ * Chromium logs an error for each one it does not recognize. The clipboard's
+ * write and full screen are left to the browser's default (the document's
+ * own origin, on a click), as they always were: they never prompt, and a
+ * pod on a broker's host, which cannot be granted anything, keeps them.
  */
 export const DEFAULT_PERMISSIONS_POLICY: string = [
   "accelerometer",
   "autoplay",
   "camera",
   "clipboard-read",
-  "clipboard-write",
   "display-capture",
   "encrypted-media",
-  "fullscreen",
   "geolocation",
   "gyroscope",
   "hid",
@@ -257,7 +258,8 @@ export function scriptPolicyConflict(options: PodHeaderOptions): string | null {
  * script hashes (`ScriptHashCache.hashesOf`); omitted, no inline script may
  * run. Ignored with the default policy.
  * @param grants The features Permissions-Policy grants the pod's own
- * origin (on a pod host only; see `permissions.ts`).
+ * origin, on a pod host; null (the default) on the broker's host (see
+ * `permissions.ts`).
  * @returns The headers as name and value pairs.
  *
  * @example The headers of a pod under the strict script policy
@@ -279,7 +281,7 @@ export function podHeaderList(
   options: PodHeaderOptions,
   signalUrl: string,
   scriptHashes?: ScriptHashes,
-  grants: readonly PodPermission[] = [],
+  grants: readonly PodPermission[] | null = null,
 ): [string, string][] {
   const hashes = options.scriptPolicy === "hashes"
     ? scriptHashes ?? []
@@ -344,19 +346,20 @@ export class PodHeaders {
    *
    * @param baseUrl The public base URL of the request.
    * @param scriptHashes The pod's script hashes (`scriptPolicy: "hashes"`).
-   * @param grants The features granted to the pod's own origin.
+   * @param grants The features granted to the pod's own origin, on a pod
+   * host; null on the broker's host.
    * @returns The headers as name and value pairs.
    */
   of(
     baseUrl: string,
     scriptHashes?: ScriptHashes,
-    grants: readonly PodPermission[] = [],
+    grants: readonly PodPermission[] | null = null,
   ): readonly [string, string][] {
     const signalUrl = signalUrlOf(baseUrl);
     if (this.hashesScripts) {
       return podHeaderList(this.#options, signalUrl, scriptHashes, grants);
     }
-    const key = `${baseUrl} ${grants.join(" ")}`;
+    const key = `${baseUrl} ${grants?.join(" ") ?? "-"}`;
     let list = this.#lists.get(key);
     if (list === undefined) {
       list = podHeaderList(this.#options, signalUrl, undefined, grants);

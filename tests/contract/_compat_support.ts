@@ -92,14 +92,3 @@ function maskedFrame(text: string): Uint8Array {
   payload.forEach((byte, i) => (frame[header + 4 + i] = byte ^ mask[i % 4]!));
   return frame;
 }
-
-/** The pod host label of a pod id (lowercase base32 of its 12 bytes). */
-export function labelOf(id: string): string {
-  let bits = 0n;
-  for (const char of id) bits = (bits << 8n) | BigInt(char.charCodeAt(0));
-  bits <<= 4n; // 96 bits padded to 100: 20 characters of 5 bits
-  return bits.toString(32).padStart(20, "0").replace(
-    /./g,
-    (digit) => "abcdefghijklmnopqrstuvwxyz234567"[parseInt(digit, 32)]!,
-  );
-}

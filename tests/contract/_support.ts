@@ -30,7 +30,7 @@ import type {
 
 // The low-level helpers live in tests/support/ (runtime-neutral files that
 // node_test.ts transpiles with this folder); the suite imports them from here.
-export { freePort, sleep, waitForPort } from "../support/ports.ts";
+export { freePort, sleep, until, waitForPort } from "../support/ports.ts";
 export {
   ANY_LOCAL_PORT,
   type BrokerProcess,
@@ -286,15 +286,6 @@ export async function assertProblem(
   assert.equal((await problemOf(response)).code, code);
 }
 
-/** Waits until `check()` holds, polling; fails after `ms`. */
-export async function until(check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error("Condition not met in time");
-    await sleep(20);
-  }
-}
-
 /** A fresh temp directory, and its removal. */
 export async function tempDir(
   prefix = "pod-broker-contract-",
@@ -539,6 +530,24 @@ export function maskedTextFrame(text: string): Uint8Array {
   return frame;
 }
 
+/**
+ * The header of a masked binary client frame of `size` bytes with a 64-bit
+ * length (FIN + binary, a zero mask): its payload may be sent as is.
+ */
+export function binaryFrameHeader(size: number): Uint8Array {
+  const header = new Uint8Array(14);
+  header[0] = 0x82;
+  header[1] = 0x80 | 127;
+  new DataView(header.buffer).setBigUint64(2, BigInt(size));
+  return header;
+}
+
+/** The upgrade request of a raw WebSocket client to `/signal`. */
+export const SIGNAL_UPGRADE: string =
+  "GET /signal HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" +
+  "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
+  "Sec-WebSocket-Version: 13\r\n\r\n";
+
 /** A frame a server sent: its opcode and payload. */
 export interface ServerFrame {
   opcode: number;
@@ -639,20 +648,58 @@ export function runCli(api: ContractApi, args: string[]): Promise<CliRun> {
   return runCommand(command!, [...prefix, ...args]);
 }
 
-/** Runs a program to the end (`node:child_process`, on either runtime). */
-export function runCommand(command: string, args: string[]): Promise<CliRun> {
+/** How {@linkcode runCommand} runs a program. */
+export interface RunOptions {
+  /** The working directory. */
+  cwd?: string;
+  /** Environment variables added to this process's. */
+  env?: Record<string, string>;
+  /** Stops (SIGKILL) the program once its output matches this. */
+  stopWhen?: RegExp;
+  /** Stops (SIGKILL) the program after this many milliseconds. */
+  timeoutMs?: number;
+}
+
+/**
+ * Runs a program to the end (`node:child_process`, on either runtime), or
+ * until {@linkcode RunOptions} stops it (then `stopped` is true).
+ */
+export function runCommand(
+  command: string,
+  args: string[],
+  { cwd, env = {}, stopWhen, timeoutMs }: RunOptions = {},
+): Promise<CliRun & { stopped: boolean }> {
   const child = spawn(command, args, {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    ...(cwd === undefined ? {} : { cwd }),
   });
   let stdout = "";
   let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
+  let stopped = false;
+  const stop = () => {
+    stopped = true;
+    child.kill("SIGKILL");
+  };
+  const seen = () => {
+    if (stopWhen && (stopWhen.test(stdout) || stopWhen.test(stderr))) stop();
+  };
+  child.stdout.setEncoding("utf8").on("data", (text) => {
+    stdout += text;
+    seen();
+  });
+  child.stderr.setEncoding("utf8").on("data", (text) => {
+    stderr += text;
+    seen();
+  });
+  const timer = timeoutMs === undefined
+    ? undefined
+    : setTimeout(stop, timeoutMs);
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => {
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, stopped });
     });
   });
 }

@@ -2,11 +2,9 @@
 // the peer address, and the lingering close of a refused upload. Runs on
 // both runtimes (see _support.ts).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect, createServer, type Server } from "node:net";
-import process from "node:process";
 import {
   ANY_LOCAL_PORT,
   assertProblem,
@@ -51,32 +49,16 @@ async function isFree(port: number): Promise<boolean> {
  * Runs `pod-broker ARGS`, killed after `ms` (then `timedOut` is true), so
  * that a CLI that hangs fails the case instead of the run.
  */
-function runCliWithin(
+async function runCliWithin(
   api: ContractApi,
   args: string[],
   ms: number,
 ): Promise<CliRun & { timedOut: boolean }> {
   const [command, ...prefix] = api.cli;
-  const child = spawn(command!, [...prefix, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
+  const run = await runCommand(command!, [...prefix, ...args], {
+    timeoutMs: ms,
   });
-  let stdout = "";
-  let stderr = "";
-  let timedOut = false;
-  child.stdout.setEncoding("utf8").on("data", (text) => (stdout += text));
-  child.stderr.setEncoding("utf8").on("data", (text) => (stderr += text));
-  const timer = setTimeout(() => {
-    timedOut = true;
-    process.kill(child.pid!, "SIGKILL");
-  }, ms);
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, timedOut });
-    });
-  });
+  return { ...run, timedOut: run.stopped };
 }
 
 test("issue 18: a taken --metrics-port fails start-up with one line, a non-zero exit and nothing left listening", async (api) => {

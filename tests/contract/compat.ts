@@ -13,7 +13,8 @@ import {
   TestClient,
   type TestServer,
 } from "./_support.ts";
-import { labelOf, rawSocket } from "./_compat_support.ts";
+import { rawSocket } from "./_compat_support.ts";
+import { labelOf } from "./pod_domain.ts";
 import { startRedis } from "./scaleout.ts";
 
 const { cases, test } = collect();
@@ -86,6 +87,11 @@ async function figuresBecome(
 /** Closes every client and waits for their close events. */
 async function closeAll(...clients: TestClient[]): Promise<void> {
   await Promise.all(clients.map((client) => client.close()));
+}
+
+/** A PeerJS frame as the broker relays it: `src` stamped by the broker. */
+function pjFrame(type: string, src: string, dst: string, payload: unknown) {
+  return { type, src, dst, payload };
 }
 
 test("compat: /ice answers the ICE servers with fresh TURN credentials, no-store, CORS *", async (api) => {
@@ -560,20 +566,16 @@ test("compat: PeerJS peers exchange OFFER, ANSWER and CANDIDATE with src stamped
   const [alice, bob] = [await pjOpen(t, "alice"), await pjOpen(t, "bob")];
   alice.send({ type: "HEARTBEAT" });
   alice.send({ type: "OFFER", dst: "bob", payload: PJ_OFFER });
-  assert.deepEqual(await bob.next(), {
-    type: "OFFER",
-    src: "alice",
-    dst: "bob",
-    payload: PJ_OFFER,
-  });
+  assert.deepEqual(
+    await bob.next(),
+    pjFrame("OFFER", "alice", "bob", PJ_OFFER),
+  );
   bob.send({ type: "ANSWER", dst: "alice", payload: PJ_ANSWER });
   bob.send({ type: "CANDIDATE", dst: "alice", payload: PJ_CANDIDATE });
-  assert.deepEqual(await alice.next(), {
-    type: "ANSWER",
-    src: "bob",
-    dst: "alice",
-    payload: PJ_ANSWER,
-  });
+  assert.deepEqual(
+    await alice.next(),
+    pjFrame("ANSWER", "bob", "alice", PJ_ANSWER),
+  );
   assert.equal((await alice.next()).src, "bob");
   // A client's own src is refused outright, and nothing reaches bob.
   alice.send({ type: "OFFER", src: "carol", dst: "bob", payload: PJ_OFFER });
@@ -903,12 +905,10 @@ test(
     await thief.closed;
     const bob = await pjOpen(brokerB, "bob");
     bob.send({ type: "OFFER", dst: "alice", payload: PJ_OFFER });
-    assert.deepEqual(await alice.next(), {
-      type: "OFFER",
-      src: "bob",
-      dst: "alice",
-      payload: PJ_OFFER,
-    });
+    assert.deepEqual(
+      await alice.next(),
+      pjFrame("OFFER", "bob", "alice", PJ_OFFER),
+    );
     alice.send({ type: "ANSWER", dst: "bob", payload: PJ_ANSWER });
     assert.equal((await bob.next()).src, "alice");
     // A message for an id not yet open waits, and finds it on the other broker.

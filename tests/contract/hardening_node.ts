@@ -11,10 +11,12 @@ import { connect } from "node:net";
 import process from "node:process";
 import {
   announce,
+  binaryFrameHeader,
   collect,
   parseRawResponse,
   parseServerFrames,
   RawConnection,
+  SIGNAL_UPGRADE,
   signedPod,
   sleep,
   startServer,
@@ -103,6 +105,7 @@ for (const upgrade of [false, true]) {
         );
         await until(
           () => lines.includes("Cut off a response its client stopped reading"),
+          "the cut-off line",
           20_000,
         );
         // What the connection still holds arrives, then it ends, short.
@@ -148,22 +151,14 @@ test(
     );
     const received = () => new Uint8Array(Buffer.concat(chunks));
     try {
-      socket.write(
-        "GET /signal HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" +
-          "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
-          "Sec-WebSocket-Version: 13\r\n\r\n",
-      );
+      socket.write(SIGNAL_UPGRADE);
       const text = () => new TextDecoder("latin1").decode(received());
       await until(() => text().includes("\r\n\r\n") || gone);
       assert.match(text(), /^HTTP\/1\.1 101 /);
       const headLength = text().indexOf("\r\n\r\n") + 4;
       // FIN + binary, masked (a zero mask), a 64-bit length of 60 MB.
       const size = 60_000_000;
-      const header = new Uint8Array(14);
-      header[0] = 0x82;
-      header[1] = 0x80 | 127;
-      new DataView(header.buffer).setBigUint64(2, BigInt(size));
-      socket.write(header);
+      socket.write(binaryFrameHeader(size));
       // Each chunk counts once the kernel took it: a broker that stops
       // reading stalls the sending within its and our buffers (a few MB).
       const chunk = new Uint8Array(64 * 1024);

@@ -130,18 +130,27 @@ test("permissions: the broker's host never grants, and /meta says [] without a p
   assert.equal(served.status, 200);
   assert.deepEqual(grantedBy(served), []);
   const policy = policyOf(served.headers.get("Permissions-Policy"));
-  for (const feature of ["camera", "microphone", "fullscreen"]) {
+  for (const feature of ["camera", "microphone"]) {
     assert.equal(policy.get(feature), "()", feature);
+  }
+  // As before pods could declare: the clipboard's write and full screen are
+  // the browser's default there (they never prompt).
+  for (const feature of ["clipboard-write", "fullscreen"]) {
+    assert.ok(!policy.has(feature), feature);
   }
   assert.deepEqual(await metaPermissions(t.url, created.id), []);
 });
 
-test("permissions: Permissions-Policy names only features browsers know, and denies all eight tokens by default", async (api) => {
-  await using t = await startServer(api);
-  const created = await (await upload(t.url, await signedPod(api))).json();
-  const served = await fetch(created.url);
-  await served.body?.cancel();
-  const policy = policyOf(served.headers.get("Permissions-Policy"));
+test("permissions: Permissions-Policy names only features browsers know; a pod host denies all eight tokens to a pod that declares none", async (api) => {
+  await using t = await startServer(api, { podDomain: "pods.test" });
+  const plain = await publish(
+    api,
+    t.url,
+    t.server.port,
+    declaring("").replace(/<meta name="pod-permissions"[^>]*>/, ""),
+  );
+  const served = await requestAs(t.server.port, plain.host, "/");
+  const policy = policyOf(served.headers["permissions-policy"]);
   for (const feature of api.POD_PERMISSIONS) {
     assert.equal(policy.get(feature), "()", feature);
   }
@@ -172,7 +181,9 @@ test("permissions: an operator's Permissions-Policy is the base the grants repla
   const answer = await requestAs(t.server.port, call.host, "/");
   assert.equal(
     answer.headers["permissions-policy"],
-    "usb=(), camera=(self), picture-in-picture=(self)",
+    "usb=(), microphone=(), display-capture=(), clipboard-write=(), " +
+      "fullscreen=(), screen-wake-lock=(), autoplay=(), camera=(self), " +
+      "picture-in-picture=(self)",
   );
 });
 
@@ -372,6 +383,46 @@ test("pod-broker build --permissions writes the declaration, sign warns about un
     false,
   );
   assert.deepEqual(await metaPermissions(t.url, pod.id), ["camera"]);
+});
+
+test("pod-broker sign warns about a declaration a broker ignores: over 256 bytes, or outside the head", async (api) => {
+  await using dir = await tempDir();
+  const at = (name: string) => join(dir.path, name);
+  await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
+  const sign = async (html: string) => {
+    await writeFile(at("page.html"), html);
+    const signed = await runCli(api, [
+      "sign",
+      "--key",
+      at("key.pem"),
+      "--out",
+      at("page.pod.html"),
+      at("page.html"),
+    ]);
+    assert.equal(signed.code, 0, signed.stderr);
+    const listed = await runCli(api, ["verify", at("page.pod.html")]);
+    assert.equal(listed.code, 0, listed.stderr);
+    return { warned: signed.stderr, listed: JSON.parse(listed.stdout) };
+  };
+  const long = await sign(declaring(`camera ${"x".repeat(251)}`));
+  assert.match(
+    long.warned,
+    /pod-permissions"> has more than 256 bytes: a broker ignores it/,
+  );
+  assert.deepEqual(long.listed.permissions, []);
+  const inBody = await sign(
+    "<!doctype html><title>t</title><p>x</p>" +
+      '<meta name="pod-permissions" content="camera">',
+  );
+  assert.match(
+    inBody.warned,
+    /only in the head, within the page's first 64 KiB/,
+  );
+  assert.deepEqual(inBody.listed.permissions, []);
+  // A declaration a broker reads draws no warning.
+  const fine = await sign(declaring("camera"));
+  assert.doesNotMatch(fine.warned, /pod-permissions/);
+  assert.deepEqual(fine.listed.permissions, ["camera"]);
 });
 
 test("permissions: a large pod streamed from SQLite is granted from its head alone", async (api) => {

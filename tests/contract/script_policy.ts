@@ -5,9 +5,7 @@
 // is refused at start-up. Pods are put straight into the registry where
 // signing them would only make the case slow.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import process from "node:process";
 import type { PodRecord, Registry } from "../../src/core.ts";
 import {
   ANY_LOCAL_PORT,
@@ -15,6 +13,7 @@ import {
   collect,
   type ContractApi,
   type ContractCase,
+  runCommand,
   signedPod,
   startServer,
   upload,
@@ -221,38 +220,20 @@ test("security 10: createSignalServer refuses scriptPolicy 'hashes' with a custo
  * (it is then stopped, and the run has code -1): a broker that should have
  * refused to start must not hang the case.
  */
-export function runUntilListening(
+export async function runUntilListening(
   api: ContractApi,
   args: string[],
 ): Promise<CliRun> {
   const [command, ...prefix] = api.cli;
-  const child = spawn(command!, [...prefix, ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
+  const run = await runCommand(command!, [...prefix, ...args], {
+    stopWhen: /listening on/,
+    timeoutMs: 30_000,
   });
-  let stdout = "";
-  let stderr = "";
-  let listening = false;
-  const stop = () => {
-    listening = true;
-    child.kill("SIGKILL");
+  return {
+    code: run.stopped ? -1 : run.code,
+    stdout: run.stdout,
+    stderr: run.stderr,
   };
-  child.stdout.setEncoding("utf8").on("data", (text) => {
-    stdout += text;
-    if (/listening on/.test(stdout)) stop();
-  });
-  child.stderr.setEncoding("utf8").on("data", (text) => {
-    stderr += text;
-    if (/listening on/.test(stderr)) stop();
-  });
-  const timer = setTimeout(stop, 30_000);
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code: listening ? -1 : code ?? 1, stdout, stderr });
-    });
-  });
 }
 
 test("security 10: pod-broker --script-policy hashes refuses a --csp the hashes cannot hold in (exit 2, one line)", async (api) => {

@@ -22,6 +22,7 @@ import {
   signedPod,
   startServer,
   tempDir,
+  type TestServer,
   updateHeaders,
   upload,
 } from "./_support.ts";
@@ -67,6 +68,30 @@ function rawPut(
   });
 }
 
+/** PUTs `pod` to /ID and asserts the problem it is refused with. */
+async function putRefused(
+  url: string,
+  id: string,
+  pod: Uint8Array<ArrayBuffer>,
+  headers: Record<string, string>,
+  status: number,
+  code: string,
+): Promise<void> {
+  await assertProblem(await rawPut(url, id, pod, headers), status, code);
+}
+
+/** A broker on a memory registry, or an SQLite one in `dir`. */
+async function brokerOn(
+  api: ContractApi,
+  kind: "memory" | "sqlite",
+  dir: string,
+): Promise<TestServer> {
+  const registry: Registry = kind === "memory"
+    ? new api.MemoryRegistry()
+    : new api.SqliteRegistry({ dataDir: dir });
+  return await startServer(api, { registry });
+}
+
 async function served(url: string, id: string): Promise<string> {
   const response = await fetch(`${url}/${id}`);
   assert.equal(response.status, 200);
@@ -76,28 +101,24 @@ async function served(url: string, id: string): Promise<string> {
 for (const kind of ["memory", "sqlite"] as const) {
   test(`update bound to its pod (${kind}): nobody without the key puts one of an author's pods onto another; A keeps serving A`, async (api) => {
     await using dir = await tempDir();
-    const registry: Registry = kind === "memory"
-      ? new api.MemoryRegistry()
-      : new api.SqliteRegistry({ dataDir: dir.path });
-    await using broker = await startServer(api, { registry });
+    await using broker = await brokerOn(api, kind, dir.path);
     const owner = await newSeed(api);
     const a = await dated(api, owner, "pod A", "2026-01-01T00:00:00Z");
     const b = await dated(api, owner, "pod B", "2026-01-02T00:00:00Z");
     const idA = await published(broker.url, a);
     const idB = await published(broker.url, b);
     // The review's attack: B's public bytes PUT onto A, no key needed.
-    await assertProblem(
-      await rawPut(broker.url, idA, b),
-      403,
-      "update_unauthorized",
-    );
+    await putRefused(broker.url, idA, b, {}, 403, "update_unauthorized");
     for (
       const signature of ["", "x", "A".repeat(86), "A".repeat(85) + "B"]
     ) {
-      await assertProblem(
-        await rawPut(broker.url, idA, b, {
+      await putRefused(
+        broker.url,
+        idA,
+        b,
+        {
           "Pod-Update-Signature": signature,
-        }),
+        },
         403,
         "update_unauthorized",
       );
@@ -110,25 +131,20 @@ for (const kind of ["memory", "sqlite"] as const) {
     );
     // The owner's own statement for B (another id) does not move onto A.
     const forB = await updateHeaders(api, broker.url, idB, b, owner);
-    await assertProblem(
-      await rawPut(broker.url, idA, b, forB),
-      403,
-      "update_unauthorized",
-    );
+    await putRefused(broker.url, idA, b, forB, 403, "update_unauthorized");
     // A statement for other content does not cover these bytes.
     const other = await dated(api, owner, "other", "2026-01-03T00:00:00Z");
     const forOther = await updateHeaders(api, broker.url, idA, other, owner);
-    await assertProblem(
-      await rawPut(broker.url, idA, b, forOther),
-      403,
-      "update_unauthorized",
-    );
+    await putRefused(broker.url, idA, b, forOther, 403, "update_unauthorized");
     // A malformed version name is refused like a malformed signature.
-    await assertProblem(
-      await rawPut(broker.url, idA, other, {
+    await putRefused(
+      broker.url,
+      idA,
+      other,
+      {
         ...forOther,
         "Pod-Update-Replaces": "not-a-digest",
-      }),
+      },
       403,
       "update_unauthorized",
     );
@@ -144,10 +160,7 @@ for (const kind of ["memory", "sqlite"] as const) {
 
   test(`update bound to its pod (${kind}): a statement naming a version no longer stored is 409 stale_update, and a replayed update changes nothing`, async (api) => {
     await using dir = await tempDir();
-    const registry: Registry = kind === "memory"
-      ? new api.MemoryRegistry()
-      : new api.SqliteRegistry({ dataDir: dir.path });
-    await using broker = await startServer(api, { registry });
+    await using broker = await brokerOn(api, kind, dir.path);
     const owner = await newSeed(api);
     const id = await published(
       broker.url,
@@ -159,23 +172,18 @@ for (const kind of ["memory", "sqlite"] as const) {
     const forV2 = await updateHeaders(api, broker.url, id, v2, owner);
     const forV3 = await updateHeaders(api, broker.url, id, v3, owner);
     assert.equal((await rawPut(broker.url, id, v2, forV2)).status, 200);
-    await assertProblem(
-      await rawPut(broker.url, id, v3, forV3),
-      409,
-      "stale_update",
-    );
+    await putRefused(broker.url, id, v3, forV3, 409, "stale_update");
     // Replaying the first update, headers and all, stores nothing.
-    await assertProblem(
-      await rawPut(broker.url, id, v2, forV2),
-      409,
-      "stale_update",
-    );
+    await putRefused(broker.url, id, v2, forV2, 409, "stale_update");
     // Without the version named, the signature is checked for the stored
     // one, and does not verify.
-    await assertProblem(
-      await rawPut(broker.url, id, v3, {
+    await putRefused(
+      broker.url,
+      id,
+      v3,
+      {
         "Pod-Update-Signature": forV3["Pod-Update-Signature"]!,
-      }),
+      },
       403,
       "update_unauthorized",
     );

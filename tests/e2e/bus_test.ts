@@ -3,6 +3,7 @@
 // logic on the in-process LocalBus. Each broker holds its own peers; the
 // tests check what the clients of different brokers see.
 import assert from "node:assert/strict";
+import { until } from "../support/ports.ts";
 import { Redis } from "ioredis";
 import type { LogLevel } from "../../src/_util/log.ts";
 import { type Bus, LocalBus } from "../../src/signaling/bus/mod.ts";
@@ -14,7 +15,12 @@ import {
   type TestServer,
   upload,
 } from "../support/helpers.ts";
-import { haveRedis, startRedis, type TestRedis } from "../support/redis.ts";
+import {
+  haveRedis,
+  spawnBusBroker,
+  startRedis,
+  type TestRedis,
+} from "../support/redis.ts";
 import { rawHandshake, TestClient } from "../support/ws.ts";
 
 const OFFER = { sdp: { type: "offer", sdp: "v=0\r\n" } };
@@ -78,14 +84,6 @@ async function redisBroker(
 async function assertNothingElse(client: TestClient): Promise<void> {
   client.send("{");
   assert.equal((await client.next()).code, "bad_json");
-}
-
-async function until(check: () => Promise<boolean>, what: string) {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`Timed out waiting for ${what}`);
 }
 
 /** Three clients on three brokers: joined lists, relays, peer-left. */
@@ -280,36 +278,15 @@ redisTest(
     await using redis = await startRedis();
     const heartbeatMs = 300;
     await using a = await redisBroker(redis, {}, heartbeatMs);
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        new URL("../support/bus_broker_child.ts", import.meta.url).pathname,
-        String(heartbeatMs),
-      ],
-      env: { REDIS_URL: redis.url },
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
+    const child = await spawnBusBroker(redis.url, heartbeatMs);
     try {
-      const reader = child.stdout.pipeThrough(new TextDecoderStream())
-        .getReader();
-      let line = "";
-      while (!line.includes("\n")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error("The child broker exited");
-        line += value;
-      }
-      reader.releaseLock();
-      const { port } = JSON.parse(line.split("\n")[0]!);
+      const port = child.port;
       const doomed = new TestClient(`ws://127.0.0.1:${port}/signal`);
       const survivor = new TestClient(a.t.wsUrl);
       const joinedDoomed = await doomed.join("kill-room");
       const joinedSurvivor = await survivor.join("kill-room");
       assert.deepEqual(joinedSurvivor.peers, [joinedDoomed.peerId]);
-      child.kill("SIGKILL");
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
+      await child.kill();
       await doomed.closed;
       // Three missed beats make it dead; the next beat of A reaps it.
       assert.deepEqual(await survivor.next(4 * heartbeatMs + 15_000), {
@@ -318,12 +295,7 @@ redisTest(
       });
       await survivor.close();
     } finally {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-      await child.status;
+      await child.kill();
     }
   },
 );

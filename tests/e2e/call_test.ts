@@ -3,25 +3,24 @@
 // does. The journey runs in a child process, inside a network namespace
 // that has only loopback when this is root and `unshare` works.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
+import { gatedTest } from "../support/gated.ts";
 import {
   chromiumNotice,
   hasChromium,
-  inCi,
   runJourneyOk,
 } from "../support/browser.ts";
 import { haveCoturn } from "../support/coturn.ts";
 
-const JOURNEY = new URL("../support/call_journey.ts", import.meta.url)
-  .pathname;
+const JOURNEY = supportFile("call_journey.ts");
 chromiumNotice("the call browser test");
 const have = haveCoturn() && hasChromium;
 
-Deno.test({
-  name:
-    "calls: three visitors on pod origins see and hear each other, mute, camera off, a screen share, one leaving, a broker restart and a late fourth; relay only through coturn; the broker host says calls need a pod domain; an undeclared pod gets NotAllowedError",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "Chromium and coturn are needed");
+gatedTest(
+  "calls: three visitors on pod origins see and hear each other, mute, camera off, a screen share, one leaving, a broker restart and a late fourth; relay only through coturn; the broker host says calls need a pod domain; an undeclared pod gets NotAllowedError",
+  have,
+  "Chromium and coturn are needed",
+  async () => {
     const { output } = await runJourneyOk(JOURNEY);
     for (
       const step of [
@@ -35,4 +34,4 @@ Deno.test({
       ]
     ) assert.match(output, new RegExp(step), output);
   },
-});
+);

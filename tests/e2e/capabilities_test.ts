@@ -4,6 +4,7 @@
 // a child process inside a network namespace: loopback only for Chromium,
 // a veth pair for Firefox (tests/support/firefox.ts says why).
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
 import {
   FIREFOX_NAMESPACE,
@@ -11,8 +12,7 @@ import {
   firefoxTest,
 } from "../support/firefox.ts";
 
-const JOURNEY =
-  new URL("../support/capabilities_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("capabilities_journey.ts");
 chromiumNotice("the capabilities test in Chromium");
 firefoxNotice("the capabilities test in Firefox");
 

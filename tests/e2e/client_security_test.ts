@@ -3,18 +3,16 @@
 // real Chromium: tests/support/client_hostile_journey.ts, in a child process
 // inside a network namespace when it can.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import {
+  browserTest,
   CHROMIUM,
   chromiumNotice,
   hasChromium,
-  inCi,
   runJourney,
 } from "../support/browser.ts";
 
-const JOURNEY = new URL(
-  "../support/client_hostile_journey.ts",
-  import.meta.url,
-).pathname;
+const JOURNEY = supportFile("client_hostile_journey.ts");
 
 chromiumNotice("the browser client's security tests");
 
@@ -30,34 +28,28 @@ async function hostile(item: string, steps: string[]): Promise<string> {
   return result.output;
 }
 
-Deno.test({
-  name:
-    "security 1: no member can take another's id or cut two members apart (client, Chromium)",
-  ignore: !hasChromium && !inCi,
-  async fn() {
+browserTest(
+  "security 1: no member can take another's id or cut two members apart (client, Chromium)",
+  async () => {
     await hostile("ids", [
       "A: cut X's link to V",
       "B: impersonate a newcomer",
       "C: take the id of a peer that left",
     ]);
   },
-});
+);
 
-Deno.test({
-  name:
-    "security 3: a peer's endless message closes its link, the victim's memory stays bounded (client, Chromium)",
-  ignore: !hasChromium && !inCi,
-  async fn() {
+browserTest(
+  "security 3: a peer's endless message closes its link, the victim's memory stays bounded (client, Chromium)",
+  async () => {
     const output = await hostile("cap", ["cap"]);
     console.log(/^victim grew .*$/m.exec(output)?.[0]);
   },
-});
+);
 
-Deno.test({
-  name:
-    "security round 3, 5: hostile peers together cannot make a tab hold more than the room's receive budget (client, Chromium)",
-  ignore: !hasChromium && !inCi,
-  async fn() {
+browserTest(
+  "security round 3, 5: hostile peers together cannot make a tab hold more than the room's receive budget (client, Chromium)",
+  async () => {
     const output = await hostile("budget", [
       "past the budget",
       "honest message",
@@ -65,4 +57,4 @@ Deno.test({
     console.log(/^victim held .*$/m.exec(output)?.[0]);
     console.log(/^victim grew .*$/m.exec(output)?.[0]);
   },
-});
+);

@@ -4,17 +4,13 @@
 // Chromium (client_journey.ts, in a child process inside a network
 // namespace when it can).
 import assert from "node:assert/strict";
+import { until } from "../support/ports.ts";
+import { supportFile } from "../support/paths.ts";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { joinRoom, type Room } from "../../src/client/mod.ts";
 import { silentLogger } from "../../src/_util/log.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
-import {
-  CHROMIUM,
-  chromiumNotice,
-  hasChromium,
-  inCi,
-  runJourney,
-} from "../support/browser.ts";
+import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
 import { bundleClient } from "../support/client_bundle.ts";
 import { startServer } from "../support/helpers.ts";
 
@@ -89,13 +85,6 @@ function once(room: Room, type: string): Promise<Event> {
   return new Promise((resolve) =>
     room.addEventListener(type, resolve, { once: true })
   );
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  assert.ok(check(), `timed out waiting for ${what}`);
 }
 
 Deno.test("joinRoom() joins the session and reports it", async () => {
@@ -253,8 +242,7 @@ Deno.test("Room asks for fresh ICE servers before its TURN credentials expire", 
 
 // ---- Chromium -----------------------------------------------------------
 
-const JOURNEY =
-  new URL("../support/client_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("client_journey.ts");
 // ICE runs on this address of a veth pair made in the namespace; the ICE
 // restart steps remove it and put it back.
 const CUT = "pb0/10.77.0.1/24";
@@ -263,15 +251,9 @@ const VETH = "ip link add pb0 type veth peer name pb1 && " +
 
 chromiumNotice("the browser client test");
 
-Deno.test({
-  name:
-    "client in Chromium: mesh, 5 MB, ICE restart, broker restart, ICE restart without a broker, glare",
-  ignore: !hasChromium && !inCi,
-  async fn() {
-    assert.ok(
-      hasChromium,
-      `${CHROMIUM} is missing: apt-get install -y chromium`,
-    );
+browserTest(
+  "client in Chromium: mesh, 5 MB, ICE restart, broker restart, ICE restart without a broker, glare",
+  async () => {
     const result = await runJourney(
       JOURNEY,
       (setup) => setup?.includes("veth") ? ["--cut", CUT] : [],
@@ -293,4 +275,4 @@ Deno.test({
     }
     assert.match(result.output, /client journey ok/);
   },
-});
+);

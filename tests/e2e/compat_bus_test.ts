@@ -3,58 +3,15 @@
 // subscriptions and `from`s and its PeerJS ids are removed from Redis by
 // the survivor within four heartbeats, so that they can be had again.
 import assert from "node:assert/strict";
+import { until } from "../support/ports.ts";
 import { Redis } from "ioredis";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import { startServer, TestClient } from "../contract/_support.ts";
 import { DENO_API } from "../support/helpers.ts";
-import { haveRedis, startRedis } from "../support/redis.ts";
+import { haveRedis, spawnBusBroker, startRedis } from "../support/redis.ts";
 
 const HAVE_REDIS = haveRedis();
 const HEARTBEAT_MS = 300;
-
-/** Starts tests/support/bus_broker_child.ts and reads its port. */
-async function childBroker(redisUrl: string) {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      new URL("../support/bus_broker_child.ts", import.meta.url).pathname,
-      String(HEARTBEAT_MS),
-    ],
-    env: { REDIS_URL: redisUrl },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let line = "";
-  while (!line.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("The child broker exited");
-    line += value;
-  }
-  reader.releaseLock();
-  const { port } = JSON.parse(line.split("\n")[0]!);
-  return {
-    port,
-    async kill() {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-      await child.status;
-      await child.stdout.cancel().catch(() => {});
-    },
-  };
-}
-
-async function until(check: () => Promise<boolean>, what: string, ms: number) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 Deno.test({
   name:
@@ -70,7 +27,7 @@ Deno.test({
       bus,
       signaling: { maxPeersPerSession: 2 },
     });
-    const doomed = await childBroker(redis.url);
+    const doomed = await spawnBusBroker(redis.url, HEARTBEAT_MS);
     const probe = new Redis(redis.url);
     try {
       const base = `ws://127.0.0.1:${doomed.port}`;

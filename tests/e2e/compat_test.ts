@@ -4,6 +4,7 @@
 // namespace when it can), on one broker and on two brokers sharing Redis;
 // and the notes example (examples/notes/) on a pod origin.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { join } from "node:path";
 import {
   browserTest,
@@ -13,10 +14,8 @@ import {
 import { buildCompatPod } from "../support/compat_pods.ts";
 import { haveRedis } from "../support/redis.ts";
 
-const JOURNEY =
-  new URL("../support/compat_journey.ts", import.meta.url).pathname;
-const NOTES_JOURNEY =
-  new URL("../support/notes_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("compat_journey.ts");
+const NOTES_JOURNEY = supportFile("notes_journey.ts");
 chromiumNotice("the y-webrtc and PeerJS journeys");
 const HAVE_REDIS = haveRedis();
 

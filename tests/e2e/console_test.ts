@@ -6,6 +6,7 @@
 // inside a network namespace: loopback only for Chromium, a veth pair for
 // Firefox (tests/support/firefox.ts says why).
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { DEFAULT_PERMISSIONS_POLICY } from "../../src/serving/pod_headers.ts";
 import { podOriginHeaderOptions } from "../../src/serving/pod_origin.ts";
 import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
@@ -15,8 +16,7 @@ import {
   firefoxTest,
 } from "../support/firefox.ts";
 
-const JOURNEY =
-  new URL("../support/console_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("console_journey.ts");
 chromiumNotice("the console test in Chromium");
 firefoxNotice("the console test in Firefox");
 

@@ -8,8 +8,9 @@ import {
   chromiumNotice,
   runJourneyOk,
 } from "../support/browser.ts";
+import { supportFile } from "../support/paths.ts";
 
-const JOURNEY = new URL("../support/dev_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("dev_journey.ts");
 chromiumNotice("the dev loop browser test");
 
 browserTest(

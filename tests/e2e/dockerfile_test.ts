@@ -5,6 +5,8 @@
 // missing these tests are skipped with a loud notice; in CI (which installs
 // them) they fail instead.
 import assert from "node:assert/strict";
+import { freePort } from "../support/ports.ts";
+import { inCi } from "../support/gated.ts";
 import { validate } from "dockerfile-utils";
 import { signedPod } from "../support/helpers.ts";
 import { havePostgres } from "../support/postgres.ts";
@@ -26,7 +28,6 @@ import {
 const dockerfile = await Deno.readTextFile(
   new URL("../../Dockerfile", import.meta.url),
 );
-const inCi = Boolean(Deno.env.get("CI"));
 const missing = containerToolsMissing();
 if (missing !== null) {
   console.error(
@@ -54,13 +55,6 @@ function image(): Promise<number> {
     await buildImage();
     return Date.now() - started;
   })();
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr;
-  listener.close();
-  return port;
 }
 
 Deno.test("Dockerfile lints clean with dockerfile-utils", () => {
@@ -165,7 +159,7 @@ Deno.test({
     const volume = `pod-broker-test-${crypto.randomUUID().slice(0, 8)}`;
     await runOk("podman", ["volume", "create", volume]);
     try {
-      const port = freePort();
+      const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const options = { publish: port, volumes: [`${volume}:/data`] };
       let id: string;
@@ -232,7 +226,7 @@ Deno.test({
     assert.equal(missing, null, missing ?? "");
     await image();
     await using services = await startEnvServices();
-    const port = freePort();
+    const port = await freePort();
     await using container = await startContainer({
       hostNetwork: true,
       env: services.env,

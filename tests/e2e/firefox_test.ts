@@ -1,8 +1,9 @@
 // Firefox beside Chromium: Debian's Firefox ESR (over WebDriver BiDi) and
-// Chromium are peers of one room, with the browser client's test pod and
-// with the chat pod. The journey runs in a child process inside a network
+// Chromium are peers of one room, with the browser client's test pod (data
+// and a video track each way) and with the chat pod. The journey runs in a child process inside a network
 // namespace with a veth pair (firefox.ts says why).
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { runJourney } from "../support/browser.ts";
 import {
   crossBrowserTest,
@@ -10,12 +11,11 @@ import {
   firefoxNotice,
 } from "../support/firefox.ts";
 
-const JOURNEY =
-  new URL("../support/firefox_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("firefox_journey.ts");
 firefoxNotice("the Firefox and Chromium journey");
 
 crossBrowserTest(
-  "Firefox and Chromium: the client meshes, sends text and binary both ways and reports the route; the chat pod chats both ways",
+  "Firefox and Chromium: the client meshes, sends text and binary both ways, reports the route and carries a video track each way; the chat pod chats both ways",
   async () => {
     const result = await runJourney(JOURNEY, [], [FIREFOX_NAMESPACE]);
     assert.notEqual(
@@ -25,6 +25,7 @@ crossBrowserTest(
     );
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /^client ok$/m);
+    assert.match(result.output, /^media ok$/m);
     assert.match(result.output, /^chat ok$/m);
     assert.match(result.output, /^journey ok$/m);
   },

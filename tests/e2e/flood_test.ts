@@ -24,11 +24,17 @@ for (const [name, create] of [["Deno", onDeno], ["Node", onNode]] as const) {
         const ws = new WebSocket(`ws://127.0.0.1:${server.port}/signal`);
         await new Promise((resolve) => (ws.onopen = resolve));
         let rateLimited = false;
+        let joined!: () => void;
+        const inSession = new Promise<void>((resolve) => (joined = resolve));
         ws.onmessage = (event) => {
-          if (JSON.parse(event.data).code === "rate_limited") {
-            rateLimited = true;
-          }
+          const frame = JSON.parse(event.data);
+          if (frame.type === "joined") joined();
+          if (frame.code === "rate_limited") rateLimited = true;
         };
+        // In a session first, so that the join deadline, which a loaded
+        // machine can reach mid-flood, is out of the race.
+        ws.send('{"type":"join","session":"flood"}');
+        await inSession;
         const closed = new Promise<CloseEvent>((r) => (ws.onclose = r));
         // As fast as the socket takes them: until told `rate_limited`, then
         // 300 more (three times the burst that closes it), then it stops.
@@ -39,7 +45,7 @@ for (const [name, create] of [["Deno", onDeno], ["Node", onNode]] as const) {
         // flood rule closed it, not the join deadline.
         let after = 0;
         for (let sent = 0; ws.readyState === WebSocket.OPEN && after < 300;) {
-          ws.send('{"type":"join","session":""}');
+          ws.send('{"type":"join","session":"flood"}');
           if (rateLimited) after++;
           if (++sent % 50 === 0) await new Promise((r) => setTimeout(r, 0));
         }

@@ -5,6 +5,7 @@
 // out of every message, hits written in batches. The CLI is in
 // postgres_cli_test.ts.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
 import { Buffer } from "node:buffer";
 import postgres from "postgres";
 import {
@@ -196,7 +197,7 @@ pgTest(
       args: [
         "run",
         "-A",
-        new URL("../support/pg_upload_child.ts", import.meta.url).pathname,
+        supportFile("pg_upload_child.ts"),
       ],
       env: { DATABASE_URL: url, NO_COLOR: "1" },
       stdin: "null",

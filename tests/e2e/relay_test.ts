@@ -8,17 +8,17 @@
 //    a third that runs coturn and the broker with forwarding off. The
 //    browsers reach the hub but not each other: they chat through the relay.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
+import { gatedTest } from "../support/gated.ts";
 import {
   chromiumNotice,
   hasChromium,
-  inCi,
   run,
   runJourney,
 } from "../support/browser.ts";
 import { haveCoturn } from "../support/coturn.ts";
 
-const JOURNEY =
-  new URL("../support/relay_journey.ts", import.meta.url).pathname;
+const JOURNEY = supportFile("relay_journey.ts");
 chromiumNotice("the relay browser test");
 const have = haveCoturn() && hasChromium;
 const isRoot = Deno.uid() === 0;
@@ -52,35 +52,31 @@ async function inLoopback(mode: string): Promise<Record<string, unknown>> {
   return summary;
 }
 
-Deno.test({
-  name:
-    "relay: relay-only browsers chat through coturn with broker-minted credentials, and not without TURN",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "Chromium and coturn are needed");
+gatedTest(
+  "relay: relay-only browsers chat through coturn with broker-minted credentials, and not without TURN",
+  have,
+  "Chromium and coturn are needed",
+  async () => {
     const summary = await inLoopback("loopback");
     console.log(`relay-only over loopback: ${JSON.stringify(summary)}`);
   },
-});
+);
 
-Deno.test({
-  name:
-    "relay: when the relay goes away mid-chat, the offering side restarts ICE and the chat goes on",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "Chromium and coturn are needed");
+gatedTest(
+  "relay: when the relay goes away mid-chat, the offering side restarts ICE and the chat goes on",
+  have,
+  "Chromium and coturn are needed",
+  async () => {
     const summary = await inLoopback("restart");
     console.log(`ICE restart: ${JSON.stringify(summary)}`);
   },
-});
+);
 
-Deno.test({
-  name:
-    "relay: browsers on separate networks that cannot reach each other chat through the relay",
-  ignore: (!have || !isRoot) && !inCi,
-  async fn() {
-    assert.ok(have, "Chromium and coturn are needed");
-    assert.ok(isRoot, "network namespaces need root");
+gatedTest(
+  "relay: browsers on separate networks that cannot reach each other chat through the relay",
+  have && isRoot,
+  have ? "network namespaces need root" : "Chromium and coturn are needed",
+  async () => {
     const cached = await run(Deno.execPath(), ["cache", JOURNEY]);
     assert.equal(cached.code, 0, cached.output);
     const tag = `${Deno.pid % 10000}`;
@@ -198,4 +194,4 @@ Deno.test({
       }
     }
   },
-});
+);

@@ -4,11 +4,13 @@
 // counted once for both, peers on A and B share a session and signal each
 // other, and a takedown on the shared database is seen by both.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
+import { gatedTest } from "../support/gated.ts";
 import {
   CHROMIUM,
   chromiumNotice,
   hasChromium,
-  runJourney,
+  runJourneyOk,
 } from "../support/browser.ts";
 import {
   ANY_LOCAL_PORT,
@@ -22,15 +24,13 @@ import { havePostgres, startPostgres } from "../support/postgres.ts";
 import { haveRedis, startRedis } from "../support/redis.ts";
 import { TestClient } from "../support/ws.ts";
 
-const inCi = Boolean(Deno.env.get("CI"));
 const have = havePostgres() && haveRedis();
 
-Deno.test({
-  name:
-    "scale-out: two brokers on one PostgreSQL and one Redis share pods, hits, sessions and takedowns",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "PostgreSQL and Redis are needed");
+gatedTest(
+  "scale-out: two brokers on one PostgreSQL and one Redis share pods, hits, sessions and takedowns",
+  have,
+  "PostgreSQL and Redis are needed",
+  async () => {
     await using pg = await startPostgres();
     await using redis = await startRedis();
     const env = {
@@ -111,24 +111,19 @@ Deno.test({
     assert.equal(await a.stop(), 0);
     assert.equal(await b.stop(), 0);
   },
-});
+);
 
 chromiumNotice("the scale-out browser test");
 
-Deno.test({
-  name:
-    "scale-out: a pod opened through broker A chats with one opened through broker B",
-  ignore: (!have || !hasChromium) && !inCi,
-  async fn() {
-    assert.ok(have, "PostgreSQL and Redis are needed");
-    assert.ok(
-      hasChromium,
-      `${CHROMIUM} is missing: apt-get install -y chromium`,
+gatedTest(
+  "scale-out: a pod opened through broker A chats with one opened through broker B",
+  have && hasChromium,
+  have
+    ? `${CHROMIUM} is missing: apt-get install -y chromium`
+    : "PostgreSQL and Redis are needed",
+  async () => {
+    await runJourneyOk(
+      supportFile("scaleout_journey.ts"),
     );
-    const result = await runJourney(
-      new URL("../support/scaleout_journey.ts", import.meta.url).pathname,
-    );
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /journey ok/);
   },
-});
+);

@@ -5,6 +5,7 @@
 // deny list (and keeping it when the new file is bad), SIGTERM a clean exit;
 // and its permissions let it read its secrets from the environment.
 import assert from "node:assert/strict";
+import { inCi } from "../support/gated.ts";
 import { join } from "node:path";
 import { signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy } from "../support/doc_blocks.ts";
@@ -20,7 +21,6 @@ import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { parsePod } from "../../src/pod/format.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const inCi = Boolean(Deno.env.get("CI"));
 
 /** The `[Service]` settings of the docs' unit, and its Node ExecStart. */
 async function documentedUnit(): Promise<

@@ -2,12 +2,12 @@
 // asks for what the broker needs: it starts with its secrets in the
 // environment (TURN secret, DATABASE_URL, REDIS_URL) and uses each.
 import assert from "node:assert/strict";
+import { inCi } from "../support/gated.ts";
 import { assertEnvBroker, startEnvServices } from "../support/env_start.ts";
 import { havePostgres } from "../support/postgres.ts";
 import { haveRedis } from "../support/redis.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const inCi = Boolean(Deno.env.get("CI"));
 
 /** The first JSON log line whose message says "listening on". */
 async function listeningLine(

@@ -11,6 +11,7 @@
 // missing nginx, Caddy or openssl fails the test; elsewhere it is skipped
 // with a loud notice.
 import assert from "node:assert/strict";
+import { gatedTest, inCi } from "../support/gated.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
@@ -22,12 +23,11 @@ import {
 } from "../support/host_request.ts";
 import { MOD, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
+import { OPENSSL, testCertificates } from "../support/tls.ts";
 
 const PAGE = "docs/operators/proxy.md";
 const NGINX = "/usr/sbin/nginx";
 const CADDY = "/usr/bin/caddy";
-const OPENSSL = "/usr/bin/openssl";
-const inCi = Boolean(Deno.env.get("CI"));
 for (
   const [tool, pkg] of [[NGINX, "nginx-light"], [CADDY, "caddy"], [
     OPENSSL,
@@ -53,74 +53,20 @@ function rename(text: string): string {
   return NAMES.reduce((out, [from, to]) => out.replaceAll(from, to), text);
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const made = await new Deno.Command(OPENSSL, {
-    args,
-    cwd,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-}
-
 /** A private CA and a certificate it signed for localhost and *.pods.test. */
 async function privateCa(dir: string) {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-  await openssl([
-    "req",
-    "-x509",
-    ...ec,
-    "-nodes",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=pod-broker test CA",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-  ], dir);
-  await openssl([
-    "req",
-    ...ec,
-    "-nodes",
-    "-subj",
-    "/CN=localhost",
-    "-keyout",
-    "privkey.pem",
-    "-out",
-    "leaf.csr",
-  ], dir);
-  await Deno.writeTextFile(
-    join(dir, "leaf.ext"),
-    "subjectAltName=DNS:localhost,DNS:*.pods.test\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+  const { caFile, certFile, keyFile } = await testCertificates(
+    dir,
+    "localhost",
+    "DNS:localhost,DNS:*.pods.test",
   );
-  await openssl([
-    "x509",
-    "-req",
-    "-in",
-    "leaf.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-days",
-    "1",
-    "-extfile",
-    "leaf.ext",
-    "-out",
-    "fullchain.pem",
-  ], dir);
   // nginx's workers may run as another user: they read these.
-  for (const file of ["fullchain.pem", "privkey.pem"]) {
-    await Deno.chmod(join(dir, file), 0o644);
-  }
+  for (const file of [certFile, keyFile]) await Deno.chmod(file, 0o644);
   return {
-    ca: await Deno.readTextFile(join(dir, "ca.pem")),
-    caFile: join(dir, "ca.pem"),
-    cert: join(dir, "fullchain.pem"),
-    key: join(dir, "privkey.pem"),
+    ca: await Deno.readTextFile(caFile),
+    caFile,
+    cert: certFile,
+    key: keyFile,
   };
 }
 
@@ -386,11 +332,11 @@ async function withFront(
   }
 }
 
-Deno.test({
-  name:
-    "nginx as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling, publish with a private CA",
-  ignore: !(existsSync(NGINX) && existsSync(OPENSSL)) && !inCi,
-  async fn() {
+gatedTest(
+  "nginx as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling, publish with a private CA",
+  existsSync(NGINX) && existsSync(OPENSSL),
+  `${NGINX} and ${OPENSSL} are needed: apt-get install -y nginx openssl`,
+  async () => {
     await withFront("nginx", async (dir, ports, files) => {
       await Deno.writeTextFile(
         `${dir}/nginx.conf`,
@@ -407,13 +353,13 @@ Deno.test({
       await checkPublish(port, caFile, dir);
     });
   },
-});
+);
 
-Deno.test({
-  name:
-    "Caddy as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling",
-  ignore: !(existsSync(CADDY) && existsSync(OPENSSL)) && !inCi,
-  async fn() {
+gatedTest(
+  "Caddy as docs/operators/proxy.md configures it: TLS upload with the port kept, pod domain, signaling",
+  existsSync(CADDY) && existsSync(OPENSSL),
+  `${CADDY} and ${OPENSSL} are needed (Caddy, openssl)`,
+  async () => {
     await withFront("caddy", async (dir, ports, files) => {
       await Deno.writeTextFile(
         `${dir}/Caddyfile`,
@@ -435,4 +381,4 @@ Deno.test({
       await checkFront(port, ca);
     });
   },
-});
+);

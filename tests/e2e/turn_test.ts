@@ -1,6 +1,7 @@
 // A real coturn accepts the TURN credentials the broker hands out in
 // `joined`, and refuses them once they expire (issue 9).
 import assert from "node:assert/strict";
+import { gatedTest } from "../support/gated.ts";
 import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
 import { freePort } from "../support/ports.ts";
 import {
@@ -12,7 +13,6 @@ import {
 import { blocksRunBy } from "../support/doc_blocks.ts";
 import { type Frame, TestClient } from "../support/ws.ts";
 
-const inCi = Boolean(Deno.env.get("CI"));
 const have = haveCoturn();
 
 /** The TURN entry of a `joined` or `ice` frame. */
@@ -24,17 +24,18 @@ function turnEntry(frame: Frame): { username: string; credential: string } {
   return entry;
 }
 
-Deno.test({
-  name:
-    "coturn allocates with the credentials of a real joined frame from the CLI broker set up as docs/operators/turn.md says",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "coturn is missing: apt-get install -y coturn");
+/** coturn on loopback with `secret`, relaying to loopback peers. */
+function loopbackCoturn(secret: string) {
+  return startCoturn({ secret, allowLoopbackPeers: true });
+}
+
+gatedTest(
+  "coturn allocates with the credentials of a real joined frame from the CLI broker set up as docs/operators/turn.md says",
+  have,
+  "coturn is missing: apt-get install -y coturn",
+  async () => {
     const secret = `secret-${crypto.randomUUID()}`;
-    await using coturn = await startCoturn({
-      secret,
-      allowLoopbackPeers: true,
-    });
+    await using coturn = await loopbackCoturn(secret);
     // The operator's way: the same secret in a 0600 file, never in argv.
     const dir = await Deno.makeTempDir({ prefix: "turn-secret-" });
     try {
@@ -96,19 +97,15 @@ Deno.test({
       "coturn logged the secret",
     );
   },
-});
+);
 
-Deno.test({
-  name:
-    "coturn refuses a credential from joined once it expired, and accepts the fresh one of an ice frame",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "coturn is missing: apt-get install -y coturn");
+gatedTest(
+  "coturn refuses a credential from joined once it expired, and accepts the fresh one of an ice frame",
+  have,
+  "coturn is missing: apt-get install -y coturn",
+  async () => {
     const secret = `secret-${crypto.randomUUID()}`;
-    await using coturn = await startCoturn({
-      secret,
-      allowLoopbackPeers: true,
-    });
+    await using coturn = await loopbackCoturn(secret);
     await using t = await startServer({
       turn: {
         urls: [`turn:127.0.0.1:${coturn.port}`],
@@ -149,7 +146,7 @@ Deno.test({
       "coturn logged the secret",
     );
   },
-});
+);
 
 /** The coturn configuration of docs/operators/turn.md. */
 async function documentedCoturnConfig(): Promise<string> {
@@ -161,12 +158,11 @@ async function documentedCoturnConfig(): Promise<string> {
   return block!.text;
 }
 
-Deno.test({
-  name:
-    "the documented coturn configuration takes the broker's credentials, serves turns:, and refuses to relay to loopback",
-  ignore: !have && !inCi,
-  async fn() {
-    assert.ok(have, "coturn is missing: apt-get install -y coturn");
+gatedTest(
+  "the documented coturn configuration takes the broker's credentials, serves turns:, and refuses to relay to loopback",
+  have,
+  "coturn is missing: apt-get install -y coturn",
+  async () => {
     const text = await documentedCoturnConfig();
     const secret = `secret-${crypto.randomUUID()}`;
     let tlsPort = 0;
@@ -285,4 +281,4 @@ Deno.test({
     assert.match(handshake, /CN ?= ?turn\.example\.org/);
     assert.ok(!log.includes(secret), "coturn logged the secret");
   },
-});
+);

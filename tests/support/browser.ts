@@ -4,13 +4,13 @@
 // works), so that no candidate or packet can leave the machine.
 import { existsSync } from "node:fs";
 import { CHROMIUM } from "./chat_journey_config.ts";
+import { gatedTest, inCi } from "./gated.ts";
 
 export { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 
 /** Whether Debian's Chromium is installed. */
 export const hasChromium: boolean = existsSync(CHROMIUM);
-/** Whether this is CI, where a missing browser fails instead of skipping. */
-export const inCi: boolean = Boolean(Deno.env.get("CI"));
+export { inCi };
 
 /** Prints the loud notice for a missing Chromium; `what` names the test. */
 export function chromiumNotice(what: string): void {
@@ -100,16 +100,12 @@ export async function runJourney(
  * missing in CI.
  */
 export function browserTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
+  gatedTest(
     name,
-    ignore: !hasChromium && !inCi,
-    async fn() {
-      if (!hasChromium) {
-        throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-      }
-      await fn();
-    },
-  });
+    hasChromium,
+    `${CHROMIUM} is missing: apt-get install -y chromium`,
+    fn,
+  );
 }
 
 /** Runs a journey (see {@linkcode runJourney}); fails unless it ends "journey ok". */

@@ -10,7 +10,7 @@
 // Usage: deno run -A tests/support/build_journey.ts
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { reportViolationEvents, watchPage } from "./page_watch.ts";

@@ -3,22 +3,16 @@
 // comes from the environment (REDIS_URL, never argv: it holds a password),
 // the heartbeat from argv[0]. Prints {"port":N} on one line once it listens,
 // then runs until it is killed.
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
+import { startServer } from "./helpers.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
-import type { SignalServerOptions } from "../../src/config/types.ts";
 
 const bus = await createRedisBus({
   url: Deno.env.get("REDIS_URL")!,
   heartbeatMs: Number(Deno.args[0] ?? 5_000),
 });
-const server = await createSignalServer({
+const server = (await startServer({
   registry: new MemoryRegistry(),
-  port: 0,
-  hostname: "127.0.0.1",
-  logger: silentLogger,
-  accessLog: "off",
   bus,
-} as SignalServerOptions);
+})).server;
 console.log(JSON.stringify({ port: server.port }));

@@ -23,16 +23,13 @@
 //   pod to its first frame of the first visitor's camera, median of 5.
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
-import { MemoryRegistry } from "../../src/registries/memory.ts";
-import type { SignalServer } from "../../src/config/types.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { startCoturn } from "./coturn.ts";
+import { restartableBroker } from "./helpers.ts";
 
 /**
  * Fake camera, microphone and screen (10 frames a second: four visitors
@@ -272,29 +269,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** A broker on 127.0.0.1 that can be stopped and started on its port. */
-async function broker(options: Partial<SignalServerOptions> = {}) {
-  const registry = new MemoryRegistry();
-  const listen = (port: number) =>
-    createSignalServer({
-      registry,
-      port,
-      hostname: "127.0.0.1",
-      logger: silentLogger,
-      accessLog: "off",
-      ...options,
-    });
-  let server: SignalServer | null = await listen(0);
-  const port = server.port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    async stop() {
-      await server?.close();
-      server = null;
-    },
-    async start() {
-      server = await listen(port);
-    },
-  };
+function broker(options: Partial<SignalServerOptions> = {}) {
+  return restartableBroker(options);
 }
 
 /** Uploads `pod`; returns its URL on the broker and its own URL, if any. */

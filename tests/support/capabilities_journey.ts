@@ -2,10 +2,14 @@
 // run by tests/e2e/capabilities_test.ts inside a network namespace: the
 // probe pod (tests/testdata/capabilities_probe.html) tries each row of the
 // table of docs/authors/capabilities.md on a broker's host (an opaque
-// origin) and on a pod's own origin (`podDomain: "localhost"`); this
-// journey clicks for the clipboard and the popups, downloads, sends a form
-// and frames the pod, then checks every outcome against the table's cell
-// for this browser and host (tests/support/capabilities_table.ts reads it).
+// origin), on a pod's own origin (`podDomain: "localhost"`), and there
+// again with the pod declaring every feature it may ask for
+// (`<meta name="pod-permissions">`; the broker's host is tried with the
+// declaration too, which must change nothing there); this journey clicks
+// for the clipboard, full screen, a screen share and the popups, downloads,
+// sends a form and frames the pod, then checks every outcome against the
+// table's cell for this browser and host
+// (tests/support/capabilities_table.ts reads it).
 // Another origin that answers (an image, text with CORS, a WebSocket, a
 // page) runs beside the broker, so what is refused is refused by the
 // policy, not for want of a server.
@@ -24,6 +28,7 @@ import {
 } from "./capabilities_table.ts";
 import { FIREFOX } from "./firefox.ts";
 import { signedPod, startServer, upload } from "./helpers.ts";
+import { POD_PERMISSIONS } from "../../src/serving/permissions.ts";
 
 const WAIT = 20_000;
 const PNG = Uint8Array.from(
@@ -55,8 +60,14 @@ interface Driver {
 async function chromiumDriver(): Promise<Driver> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    // A microphone, as a visitor has.
-    args: [...CHROMIUM_FLAGS, "--use-fake-device-for-media-stream"],
+    // A camera and a microphone, as a visitor has, and a visitor who says
+    // yes to each camera, microphone or screen prompt: headless Chromium
+    // would refuse them without one, as it refuses what the policy denies.
+    args: [
+      ...CHROMIUM_FLAGS,
+      "--use-fake-device-for-media-stream",
+      "--use-fake-ui-for-media-stream",
+    ],
   });
   let context = await browser.newContext({ acceptDownloads: true });
   return {
@@ -246,6 +257,8 @@ async function probeHost(
   const tab = await driver.open(`${podUrl}#other=${other.url}`);
   await tab.title(/^CLICK$/);
   await tab.click("#copy");
+  await tab.click("#full");
+  await tab.click("#share");
   await tab.click("#open");
   await tab.click("#notify");
   await tab.title(/^DONE$/);
@@ -270,6 +283,34 @@ async function probeHost(
   other.hits.clear();
   await driver.closeTabs();
   return outcomes;
+}
+
+/**
+ * The checks that reach a browser's prompt when nothing refuses them first.
+ * Chromium's fake prompt says yes at once, so there a granted one is an
+ * "asks": a visitor would have been asked. Headless Firefox has no screen:
+ * a screen share that passed every check ends in `NotFoundError` where a
+ * desktop Firefox shows its picker, so there that is an "asks".
+ */
+const PROMPTED: readonly string[] = ["getUserMedia", "getDisplayMedia"];
+
+/** The outcomes, with the prompts the browser reached as "asks". */
+function asAsked(
+  browser: "chromium" | "firefox",
+  outcomes: Record<string, string>,
+): Record<string, string> {
+  const asked = { ...outcomes };
+  const reached = browser === "chromium"
+    ? (name: string, seen: string) =>
+      PROMPTED.includes(name) && seen.startsWith("yes ")
+    : (name: string, seen: string) =>
+      name === "getDisplayMedia" && seen.startsWith("no NotFoundError:");
+  for (const [name, seen] of Object.entries(outcomes)) {
+    if (reached(name, seen)) {
+      asked[name] = `asks: the prompt was reached (${seen})`;
+    }
+  }
+  return asked;
 }
 
 /** The mismatches between the table and what the pod saw on one host. */
@@ -308,10 +349,22 @@ function compare(
 
 const browser = Deno.args[0];
 assert.ok(browser === "chromium" || browser === "firefox", "chromium|firefox");
-const html = await Deno.readFile(
+const html = await Deno.readTextFile(
   new URL("../testdata/capabilities_probe.html", import.meta.url),
 );
-const pod = await signedPod(html);
+const declaration = `<meta name="pod-permissions" content="${
+  POD_PERMISSIONS.join(" ")
+}">`;
+/** The probe pod as each column serves it. */
+const pods: Record<Host, Uint8Array> = {
+  "broker's host": await signedPod(
+    html.replace("<title>", `${declaration}<title>`),
+  ),
+  "pod's own origin": await signedPod(html),
+  "pod's own origin, declared": await signedPod(
+    html.replace("<title>", `${declaration}<title>`),
+  ),
+};
 const other = otherOrigin();
 const driver = browser === "chromium"
   ? await chromiumDriver()
@@ -319,14 +372,15 @@ const driver = browser === "chromium"
 const problems: string[] = [];
 try {
   for (const host of HOSTS) {
+    const ownOrigin = host !== "broker's host";
     await using server = await startServer(
-      host === "pod's own origin" ? { podDomain: "localhost" } : {},
+      ownOrigin ? { podDomain: "localhost" } : {},
     );
-    const uploaded = await upload(server.url, pod as BodyInit);
+    const uploaded = await upload(server.url, pods[host] as BodyInit);
     assert.equal(uploaded.status, 201);
     const created = await uploaded.json();
-    const url = host === "pod's own origin" ? created.podUrl : created.url;
-    const outcomes = await probeHost(driver, url, other);
+    const url = ownOrigin ? created.podUrl : created.url;
+    const outcomes = asAsked(browser, await probeHost(driver, url, other));
     console.log(`${browser}, ${host}:`);
     for (const [name, outcome] of Object.entries(outcomes)) {
       console.log(`  ${name}: ${outcome.replaceAll("\n", "\n    ")}`);

@@ -2,21 +2,34 @@
 // names, in a comment in its first cell (`<!-- probe: localStorage cookie
 // -->`), the checks of the probe pod (tests/testdata/capabilities_probe.html)
 // or of the journey that try it, and its cells say what each browser does on
-// each host: `yes`, `no` or `asks` (the browser asks the visitor), or one
-// answer per browser (`Chromium no, Firefox asks`). The capabilities
-// journey asserts every check against its row, so the table cannot drift.
+// each host, the pod's own origin with and without a declaration of the
+// powerful features (`<meta name="pod-permissions">`): `yes`, `no` or `asks`
+// (the browser asks the visitor), or one answer per browser (`Chromium no,
+// Firefox asks`). The capabilities journey asserts every check against its
+// row, so the table cannot drift.
 
 /** What a browser does with a row's capability. */
 export type Verdict = "yes" | "no" | "asks";
 /** The browsers the table speaks of. */
 export type BrowserName = "chromium" | "firefox";
-/** The two ways a broker serves a pod. */
-export type Host = "broker's host" | "pod's own origin";
+/**
+ * The ways a broker serves a pod, as the table's columns name them: on its
+ * own host (where a declaration changes nothing), and on a pod's own
+ * origin without and with the pod declaring every feature it may ask for.
+ */
+export type Host =
+  | "broker's host"
+  | "pod's own origin"
+  | "pod's own origin, declared";
 
 /** The browsers and hosts, in the order the tests try them. */
 export const BROWSERS: readonly BrowserName[] = ["chromium", "firefox"];
 /** The hosts, as the table's headers name them. */
-export const HOSTS: readonly Host[] = ["broker's host", "pod's own origin"];
+export const HOSTS: readonly Host[] = [
+  "broker's host",
+  "pod's own origin",
+  "pod's own origin, declared",
+];
 
 /** One row of the table. */
 export interface CapabilityRow {

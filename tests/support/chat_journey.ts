@@ -4,19 +4,12 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/chat_journey.ts [SCREENSHOT.png]
 import assert from "node:assert/strict";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Page,
-} from "playwright-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
-import { silentLogger } from "../../src/_util/log.ts";
+import { startServer } from "./helpers.ts";
+import { uploadChatPod } from "./chat_pod.ts";
+import { type Browser, chromium } from "playwright-core";
 import { SqliteRegistry } from "../../src/registries/sqlite.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { watchPage } from "./page_watch.ts";
+import { openTab, sideBySide, type Tab } from "./page_watch.ts";
 
 const WAIT = { timeout: 20_000 };
 const OPEN_PEERS = '#peers li[data-state="open"]';
@@ -25,25 +18,9 @@ const OPEN_PEERS = '#peers li[data-state="open"]';
 const violations: string[] = [];
 const errors: string[] = [];
 
-interface Tab {
-  context: BrowserContext;
-  page: Page;
-  id: string;
-}
-
-async function openPod(browser: Browser, url: string): Promise<Tab> {
-  const context = await browser.newContext({
-    viewport: { width: 640, height: 520 },
-  });
-  // Without a media permission Chromium offers no loopback ICE candidate.
-  await context.grantPermissions(["camera", "microphone"]);
-  const page = await context.newPage();
-  watchPage(page, violations, errors);
-  await page.goto(url);
-  await page.waitForSelector('#status[data-state="connected"]', WAIT);
-  const id = (await page.locator("#me").textContent())!;
-  assert.match(id, /^[A-Za-z0-9]{16}$/);
-  return { context, page, id };
+function openPod(browser: Browser, url: string): Promise<Tab> {
+  const viewport = { width: 640, height: 520 };
+  return openTab(browser, url, { viewport, violations, errors });
 }
 
 async function waitForOpenPeers(tab: Tab, others: Tab[]): Promise<void> {
@@ -66,38 +43,14 @@ async function say(from: Tab, text: string, to: Tab[]): Promise<void> {
   }
 }
 
-async function screenshotPair(
-  browser: Browser,
-  tabs: Tab[],
-  path: string,
-): Promise<void> {
-  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
-  const images = shots.map((png) =>
-    `<img src="data:image/png;base64,${btoa(String.fromCharCode(...png))}" ` +
-    `style="box-shadow:0 2px 8px #0005">`
-  );
-  const frame = await browser.newPage({
-    viewport: { width: 1320, height: 540 },
-  });
-  await frame.setContent(
-    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
-      `${images.join("")}</body>`,
-  );
-  await frame.screenshot({ path });
-}
-
 async function journey(
   browser: Browser,
   screenshotPath: string | undefined,
 ): Promise<void> {
   const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
-  const server = await createSignalServer({
+  const server = (await startServer({
     registry,
-    port: 0,
-    hostname: "127.0.0.1",
-    logger: silentLogger,
-    accessLog: "off",
-  });
+  })).server;
   const broker = `http://127.0.0.1:${server.port}`;
   // A second origin that counts requests: the pod must never reach it.
   let strayRequests = 0;
@@ -111,19 +64,7 @@ async function journey(
     },
   );
   try {
-    const html = await Deno.readFile(
-      new URL("../../examples/chat/chat.html", import.meta.url),
-    );
-    const pod = await signPod(html, (await generateKeyPair()).seed, {
-      name: "Chat",
-    });
-    const uploaded = await fetch(`${broker}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html; charset=utf-8" },
-      body: pod as BodyInit,
-    });
-    assert.equal(uploaded.status, 201);
-    const url = `${(await uploaded.json()).url}#e2e-${
+    const url = `${(await uploadChatPod(broker)).url}#e2e-${
       crypto.randomUUID().slice(0, 8)
     }`;
 
@@ -157,7 +98,7 @@ async function journey(
     }
     await say(a, "still here, A", [b]);
     await say(b, "still here, B", [a]);
-    if (screenshotPath) await screenshotPair(browser, [a, b], screenshotPath);
+    if (screenshotPath) await sideBySide(browser, [a, b], screenshotPath, 1320);
 
     assert.equal(
       violations.length,

@@ -4,18 +4,16 @@
 // on its port; Chromium; and the pages' test hooks and helpers.
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
 import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
-import { MemoryRegistry } from "../../src/registries/memory.ts";
-import type { SignalServer } from "../../src/config/types.ts";
 import type { JoinOptions, Room } from "../../src/client/mod.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { bundleClient } from "./client_bundle.ts";
+import { restartableBroker } from "./helpers.ts";
 
-/** How long a page waits for something, and how often it looks. */
-export const WAIT = { timeout: 20_000, polling: 100 };
+/** How long a page waits for something (long: a loaded 2-core machine runs
+ * two browsers and the brokers), and how often it looks. */
+export const WAIT = { timeout: 45_000, polling: 100 };
 
 /**
  * The page's test hooks: events and messages as they arrive, and a wrapper
@@ -301,17 +299,8 @@ export interface PodBroker {
 
 /** Starts a broker and uploads the client's test pod to it. */
 export async function podBroker(): Promise<PodBroker> {
-  const registry = new MemoryRegistry();
-  const listen = (port: number) =>
-    createSignalServer({
-      registry,
-      port,
-      hostname: "127.0.0.1",
-      logger: silentLogger,
-      accessLog: "off",
-    });
-  let server: SignalServer | null = await listen(0);
-  const port = server.port;
+  const broker = await restartableBroker();
+  const { port } = broker;
   const html = `<!doctype html><meta charset="utf-8"><title>client</title>` +
     `<script>${await bundleClient("iife")}</script><script>${HARNESS}</script>`;
   const pod = await signPod(html, (await generateKeyPair()).seed);
@@ -322,17 +311,7 @@ export async function podBroker(): Promise<PodBroker> {
   });
   assert.equal(uploaded.status, 201);
   const { url } = await uploaded.json();
-  return {
-    url,
-    port,
-    async stop() {
-      await server?.close();
-      server = null;
-    },
-    async start() {
-      server = await listen(port);
-    },
-  };
+  return { url, port, stop: broker.stop, start: broker.start };
 }
 
 /**

@@ -22,7 +22,7 @@ import { startRedis, type TestRedis } from "./redis.ts";
 
 const [app, podPath, mode] = Deno.args;
 assert.ok(app === "yjs" || app === "peerjs", "usage: yjs|peerjs POD [--bus]");
-const WAIT = { timeout: 30_000 };
+const WAIT = { timeout: 45_000 };
 
 /** A broker, its bus (with --bus) and the pod's URL on it. */
 interface Served {

@@ -8,7 +8,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import config from "../../deno.json" with { type: "json" };
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { newSeed } from "./helpers.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;

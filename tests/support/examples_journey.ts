@@ -15,16 +15,11 @@
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { createHash } from "node:crypto";
-import {
-  type Browser,
-  type BrowserContext,
-  chromium,
-  type Page,
-} from "playwright-core";
-import { buildPod } from "../../src/build/mod.ts";
+import { type Browser, chromium } from "playwright-core";
+import { buildPod } from "../../src/bundler/mod.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { reportViolationEvents, watchPage } from "./page_watch.ts";
+import { openTab, sideBySide, type Tab } from "./page_watch.ts";
 import { newSeed, startServer, upload } from "./helpers.ts";
 
 const WAIT = { timeout: 20_000 };
@@ -33,12 +28,6 @@ const EXAMPLES = new URL("../../examples/", import.meta.url);
 /** Console lines that report a CSP violation, and uncaught page errors. */
 const violations: string[] = [];
 const errors: string[] = [];
-
-interface Tab {
-  context: BrowserContext;
-  page: Page;
-  id: string;
-}
 
 /** Builds an example folder's index.html, signed with a fresh key, and uploads it. */
 async function publish(
@@ -62,21 +51,15 @@ async function publish(
   }`;
 }
 
-async function open(browser: Browser, url: string, me: string): Promise<Tab> {
-  const context = await browser.newContext({
+function open(browser: Browser, url: string, me: string): Promise<Tab> {
+  return openTab(browser, url, {
     viewport: { width: 720, height: 560 },
     acceptDownloads: true,
+    reportEvents: true,
+    me,
+    violations,
+    errors,
   });
-  // Without a media permission Chromium offers no loopback ICE candidate.
-  await context.grantPermissions(["camera", "microphone"]);
-  const page = await context.newPage();
-  watchPage(page, violations, errors);
-  await reportViolationEvents(page);
-  await page.goto(url);
-  await page.waitForSelector('#status[data-state="connected"]', WAIT);
-  const id = (await page.locator(me).textContent())!;
-  assert.match(id, /^[A-Za-z0-9]{16}$/);
-  return { context, page, id };
 }
 
 async function waitForPeer(tab: Tab, other: Tab, extra = ""): Promise<void> {
@@ -255,29 +238,6 @@ async function chat(
     return [podChat.peerId, podChat.openChannels(), podChat.routes()];
   });
   assert.deepEqual(hook, [a.id, 1, { [b.id]: "direct" }]);
-}
-
-/** Both tabs in one picture, as the tutorial shows the chat. */
-async function sideBySide(
-  browser: Browser,
-  tabs: Tab[],
-  path: string,
-): Promise<void> {
-  const shots = await Promise.all(tabs.map((tab) => tab.page.screenshot()));
-  const images = shots.map((png) =>
-    `<img src="data:image/png;base64,${
-      Buffer.from(png).toString("base64")
-    }" style="box-shadow:0 2px 8px #0005">`
-  );
-  const frame = await browser.newPage({
-    viewport: { width: 1500, height: 580 },
-  });
-  await frame.setContent(
-    `<body style="margin:0;display:flex;gap:20px;background:#d0d4da;padding:10px">` +
-      `${images.join("")}</body>`,
-  );
-  await frame.screenshot({ path });
-  await frame.close();
 }
 
 const browser = await chromium.launch({

@@ -10,7 +10,8 @@ import puppeteer, {
   type Page as FirefoxPage,
 } from "puppeteer-core";
 import type { Page } from "playwright-core";
-import { hasChromium, inCi } from "./browser.ts";
+import { hasChromium } from "./browser.ts";
+import { gatedTest, inCi } from "./gated.ts";
 
 /** Debian's Firefox ESR. */
 export const FIREFOX = "/usr/bin/firefox-esr";
@@ -43,18 +44,12 @@ export function firefoxNotice(what: string): void {
  * CI.
  */
 export function firefoxTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
+  gatedTest(
     name,
-    ignore: !hasFirefox && !inCi,
-    async fn() {
-      if (!hasFirefox) {
-        throw new Error(
-          `${FIREFOX} is missing: apt-get install -y firefox-esr`,
-        );
-      }
-      await fn();
-    },
-  });
+    hasFirefox,
+    `${FIREFOX} is missing: apt-get install -y firefox-esr`,
+    fn,
+  );
 }
 
 /**
@@ -63,23 +58,14 @@ export function firefoxTest(name: string, fn: () => Promise<void>): void {
  * CI.
  */
 export function crossBrowserTest(name: string, fn: () => Promise<void>): void {
-  Deno.test({
+  gatedTest(
     name,
-    ignore: !(hasFirefox && hasChromium) && !inCi,
-    async fn() {
-      if (!hasFirefox) {
-        throw new Error(
-          `${FIREFOX} is missing: apt-get install -y firefox-esr`,
-        );
-      }
-      if (!hasChromium) {
-        throw new Error(
-          "/usr/bin/chromium is missing: apt-get install -y chromium",
-        );
-      }
-      await fn();
-    },
-  });
+    hasFirefox && hasChromium,
+    hasFirefox
+      ? "/usr/bin/chromium is missing: apt-get install -y chromium"
+      : `${FIREFOX} is missing: apt-get install -y firefox-esr`,
+    fn,
+  );
 }
 
 /**

@@ -1,16 +1,15 @@
 // Firefox and Chromium as peers of one room, run by firefox_test.ts inside
 // a network namespace with a veth pair (see firefox.ts): the browser
 // client's test pod (mesh, text and binary both ways, the route each end
-// reports) and the chat pod (two visitors chat both ways).
+// reports, a video track each way: a call between the two browsers, with
+// canvas tracks) and the chat pod (two visitors chat both ways).
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/firefox_journey.ts
 import assert from "node:assert/strict";
+import { startServer } from "./helpers.ts";
+import { uploadChatPod } from "./chat_pod.ts";
 import type { Browser as Chromium } from "playwright-core";
 import type { Browser as Firefox } from "puppeteer-core";
-import { createSignalServer } from "../../src/adapters/deno.ts";
-import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import {
   binary,
@@ -24,6 +23,13 @@ import {
   type Win,
   withChromium,
 } from "./client_pages.ts";
+import {
+  addTrack,
+  canvasTrack,
+  setUp,
+  waitFrames,
+  waitTold,
+} from "./media_pages.ts";
 import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
 
 /** Waits until `peer` reports `route` for its connection to `other`. */
@@ -56,10 +62,21 @@ async function clientSteps(chromium: Chromium, firefox: Firefox) {
     // route from getStats() there.
     await waitRoute(c, f, "direct");
     await waitRoute(f, c, "direct");
+    console.log("client ok");
+    // A call: a video track each way, told and decoded at the other end.
+    for (const peer of [c, f]) await setUp(peer);
+    const fromC = await canvasTrack(c, "c");
+    const fromF = await canvasTrack(f, "f");
+    await addTrack(c, "c");
+    await addTrack(f, "f");
+    await waitTold(f, ["track", c.id, "video", fromC]);
+    await waitTold(c, ["track", f.id, "video", fromF]);
+    await waitFrames(f);
+    await waitFrames(c);
+    console.log("media ok");
     // Closed before the broker stops, so no page reports a lost socket.
     await c.page.context().close();
     await page.evaluate(() => (globalThis as unknown as Win).T.room.leave());
-    console.log("client ok");
   } finally {
     await broker.stop();
   }
@@ -67,27 +84,12 @@ async function clientSteps(chromium: Chromium, firefox: Firefox) {
 
 async function chatSteps(chromium: Chromium, firefox: Firefox) {
   const registry = new MemoryRegistry();
-  const server = await createSignalServer({
+  const server = (await startServer({
     registry,
-    port: 0,
-    hostname: "127.0.0.1",
-    logger: silentLogger,
-    accessLog: "off",
-  });
+  })).server;
   try {
-    const html = await Deno.readFile(
-      new URL("../../examples/chat/chat.html", import.meta.url),
-    );
-    const pod = await signPod(html, (await generateKeyPair()).seed, {
-      name: "Chat",
-    });
-    const uploaded = await fetch(`http://127.0.0.1:${server.port}/pods`, {
-      method: "POST",
-      headers: { "Content-Type": "text/html; charset=utf-8" },
-      body: pod as BodyInit,
-    });
-    assert.equal(uploaded.status, 201);
-    const url = `${(await uploaded.json()).url}#ff-${
+    const broker = `http://127.0.0.1:${server.port}`;
+    const url = `${(await uploadChatPod(broker)).url}#ff-${
       crypto.randomUUID().slice(0, 8)
     }`;
     const context = await chromium.newContext();

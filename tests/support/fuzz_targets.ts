@@ -12,6 +12,7 @@
  */
 
 import fc from "fast-check";
+import { concatBytes as concat } from "./bytes.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
 import process from "node:process";
 import { join } from "node:path";
@@ -229,16 +230,6 @@ function describe(error: unknown): string {
     return `${error.name}: ${error.message.split("\n")[0]}`;
   }
   return `a thrown ${typeof error}: ${String(error)}`;
-}
-
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, part) => n + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {

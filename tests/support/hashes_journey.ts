@@ -11,6 +11,7 @@
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/hashes_journey.ts
 import assert from "node:assert/strict";
+import { concatBytes } from "./bytes.ts";
 import { type Browser, chromium } from "playwright-core";
 import type { PodHeaderOptions } from "../../src/config/types.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
@@ -74,18 +75,11 @@ export function strictPodBytes(): Uint8Array {
     `<img src="data:," onerror="${push("'handler'")}">\n`,
     "</body></html>\n",
   ];
-  const chunks = parts.map((part) =>
-    typeof part === "number"
-      ? new Uint8Array([part])
-      : new TextEncoder().encode(part)
+  return concatBytes(
+    ...parts.map((part) =>
+      typeof part === "number" ? new Uint8Array([part]) : part
+    ),
   );
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
 }
 
 interface PodState {

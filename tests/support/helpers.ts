@@ -7,7 +7,6 @@ import * as mod from "../../src/mod.ts";
 import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
-import type { SignPodOptions } from "../../src/pod/sign.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import * as support from "../contract/_support.ts";
 import {
@@ -41,40 +40,27 @@ export const DENO_API: support.ContractApi = {
   version: config.version,
 };
 
-/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
-export function startServer(
-  options: Partial<SignalServerOptions> = {},
-): Promise<support.TestServer> {
-  return support.startServer(DENO_API, options);
+/** `fn` of tests/contract/_support.ts, bound to the Deno build. */
+function bound<A extends unknown[], R>(
+  fn: (api: support.ContractApi, ...args: A) => R,
+): (...args: A) => R {
+  return (...args) => fn(DENO_API, ...args);
 }
+
+/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
+export const startServer = bound(support.startServer);
 
 /** A fresh Ed25519 seed. */
-export function newSeed(): Promise<Uint8Array> {
-  return support.newSeed(DENO_API);
-}
+export const newSeed = bound(support.newSeed);
 
 /** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
-export function signedPod(
-  html: string | Uint8Array = support.SAMPLE_HTML,
-  options: SignPodOptions = {},
-  seed?: Uint8Array,
-): Promise<Uint8Array<ArrayBuffer>> {
-  return support.signedPod(DENO_API, html, options, seed);
-}
+export const signedPod = bound(support.signedPod);
 
 /**
  * PUTs `pod` to /ID as text/html with `seed`'s `Pod-Update-Signature` for
  * the version stored now (from /ID/meta).
  */
-export function putUpdate(
-  url: string,
-  id: string,
-  pod: Uint8Array<ArrayBuffer>,
-  seed: Uint8Array,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return support.putUpdate(DENO_API, url, id, pod, seed, headers);
-}
+export const putUpdate = bound(support.putUpdate);
 
 /**
  * Runs `deno ARGS` (a broker's command line) and waits until it logs
@@ -89,17 +75,13 @@ export function spawnBroker(
 }
 
 /** Runs `pod-broker ARGS` (the Deno CLI) to the end, with `env` added. */
-export async function cli(
+export function cli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<support.CliRun> {
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MOD, ...args],
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+  return support.runCommand(Deno.execPath(), ["run", "-A", MOD, ...args], {
+    env,
+  });
 }
 
 /** A CLI broker on 127.0.0.1, port 0, on the SQLite registry in `dataDir`. */
@@ -114,4 +96,49 @@ export function spawnSqliteBroker(dataDir: string): Promise<BrokerProcess> {
     dataDir,
     ...ANY_LOCAL_PORT,
   ]);
+}
+
+/** A broker on 127.0.0.1 that can be stopped and started again on its port. */
+export interface RestartableBroker {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  /** The broker's port (the same after a restart). */
+  port: number;
+  /** Stops the broker (idempotent). */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, with the same registry. */
+  start(): Promise<void>;
+}
+
+/**
+ * Starts a silent broker on 127.0.0.1, port 0, with a memory registry
+ * unless given, that can be stopped and started again on its port.
+ */
+export async function restartableBroker(
+  options: Partial<SignalServerOptions> = {},
+): Promise<RestartableBroker> {
+  const registry = options.registry ?? new DENO_API.MemoryRegistry();
+  const listen = (port: number) =>
+    DENO_API.createSignalServer({
+      logger: DENO_API.silentLogger,
+      accessLog: "off",
+      ...options,
+      registry,
+      port,
+      hostname: "127.0.0.1",
+    });
+  const first = await listen(0);
+  const port = first.port;
+  let server: { close(): Promise<void> } | null = first;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      await server?.close();
+      server = null;
+    },
+    async start() {
+      server = await listen(port);
+    },
+  };
 }

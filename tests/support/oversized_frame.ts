@@ -2,6 +2,7 @@
 // over a raw TCP connection (node:net) until the broker refuses it.
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
+import { binaryFrameHeader, SIGNAL_UPGRADE } from "../contract/_support.ts";
 
 /** What announcing and streaming one oversized frame came to. */
 export interface OversizedFrame {
@@ -41,22 +42,13 @@ export async function sendOversizedFrame(
     })
   );
   const text = () => new TextDecoder("latin1").decode(received);
-  socket.write(
-    "GET /signal HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n" +
-      "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n" +
-      "Sec-WebSocket-Version: 13\r\n\r\n",
-  );
+  socket.write(SIGNAL_UPGRADE);
   for (let i = 0; i < 500 && !text().includes("\r\n\r\n") && !closed; i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   assert.match(text(), /^HTTP\/1\.1 101 /);
   const headEnd = text().indexOf("\r\n\r\n") + 4;
-  // FIN + binary, masked (with a zero mask), 64-bit length.
-  const header = new Uint8Array(14);
-  header[0] = 0x82;
-  header[1] = 0x80 | 127;
-  new DataView(header.buffer).setBigUint64(2, BigInt(size));
-  socket.write(header);
+  socket.write(binaryFrameHeader(size));
   const chunk = new Uint8Array(64 * 1024);
   let sent = 0;
   while (sent < size && !closed) {

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { buildPod } from "../../src/build/mod.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
 import {
   newSeed,
   putUpdate,

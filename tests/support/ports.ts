@@ -81,3 +81,19 @@ export async function waitForPort(
     await sleep(25);
   }
 }
+
+/**
+ * Waits until `check` holds, asking every 20 ms; throws "Timed out waiting
+ * for `what`" after `timeoutMs`.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what = "a condition",
+  timeoutMs = 10_000,
+): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!await check()) {
+    if (Date.now() > end) throw new Error(`Timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}

@@ -93,3 +93,45 @@ export async function startRedis(): Promise<TestRedis> {
     [Symbol.asyncDispose]: stop,
   };
 }
+
+/**
+ * Starts tests/support/bus_broker_child.ts (a broker on a RedisBus in its
+ * own process, for kill -9) and reads its port; `kill()` is SIGKILL.
+ */
+export async function spawnBusBroker(
+  redisUrl: string,
+  heartbeatMs: number,
+): Promise<{ port: number; kill(): Promise<void> }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("bus_broker_child.ts", import.meta.url).pathname,
+      String(heartbeatMs),
+    ],
+    env: { REDIS_URL: redisUrl },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let line = "";
+  while (!line.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("The child broker exited");
+    line += value;
+  }
+  reader.releaseLock();
+  const { port } = JSON.parse(line.split("\n")[0]!);
+  return {
+    port,
+    async kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+      await child.status;
+      await child.stdout.cancel().catch(() => {});
+    },
+  };
+}

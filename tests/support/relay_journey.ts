@@ -12,11 +12,11 @@
 //
 // Exits non-zero with the failed assertion.
 import assert from "node:assert/strict";
+import { startServer } from "./helpers.ts";
+import { uploadChatPod } from "./chat_pod.ts";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { watchPage } from "./page_watch.ts";
@@ -96,19 +96,7 @@ async function pairOf(
 }
 
 async function uploadChat(broker: string): Promise<string> {
-  const html = await Deno.readFile(
-    new URL("../../examples/chat/chat.html", import.meta.url),
-  );
-  const pod = await signPod(html, (await generateKeyPair()).seed, {
-    name: "Chat",
-  });
-  const uploaded = await fetch(`${broker}/pods`, {
-    method: "POST",
-    headers: { "Content-Type": "text/html; charset=utf-8" },
-    body: pod as BodyInit,
-  });
-  assert.equal(uploaded.status, 201);
-  return (await uploaded.json()).url;
+  return (await uploadChatPod(broker)).url;
 }
 
 function launch(extra: string[] = []): Promise<Browser> {
@@ -131,18 +119,14 @@ async function loopback(): Promise<void> {
   const browser = await launch();
   try {
     // With TURN: the relay-only pair connects, relay to relay.
-    const withTurn = await createSignalServer({
+    const withTurn = (await startServer({
       registry: new MemoryRegistry(),
-      port: 0,
-      hostname: "127.0.0.1",
-      logger: silentLogger,
-      accessLog: "off",
       turn: {
         urls: [`turn:127.0.0.1:${coturn.port}`],
         secret,
         ttlSeconds: 5,
       },
-    });
+    })).server;
     const url = `${await uploadChat(
       `http://127.0.0.1:${withTurn.port}`,
     )}#relay-${crypto.randomUUID().slice(0, 8)}`;
@@ -183,13 +167,9 @@ async function loopback(): Promise<void> {
     await withTurn.close();
 
     // Without TURN, the same relay-only browsers never connect.
-    const withoutTurn = await createSignalServer({
+    const withoutTurn = (await startServer({
       registry: new MemoryRegistry(),
-      port: 0,
-      hostname: "127.0.0.1",
-      logger: silentLogger,
-      accessLog: "off",
-    });
+    })).server;
     const plain = `${await uploadChat(
       `http://127.0.0.1:${withoutTurn.port}`,
     )}#plain-${crypto.randomUUID().slice(0, 8)}`;
@@ -232,14 +212,10 @@ async function restart(): Promise<void> {
   const port = first.port;
   let second: Awaited<ReturnType<typeof startCoturn>> | undefined;
   const browser = await launch();
-  const server = await createSignalServer({
+  const server = (await startServer({
     registry: new MemoryRegistry(),
-    port: 0,
-    hostname: "127.0.0.1",
-    logger: silentLogger,
-    accessLog: "off",
     turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 3600 },
-  });
+  })).server;
   try {
     const url = `${await uploadChat(
       `http://127.0.0.1:${server.port}`,

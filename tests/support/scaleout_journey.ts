@@ -4,12 +4,10 @@
 // through A, one browser opens it through A and the other through B. Each
 // page signals through its own broker; the Redis bus joins the session.
 // Prints "journey ok" at the end; exits non-zero with the failed assertion.
-import assert from "node:assert/strict";
+import { uploadChatPod } from "./chat_pod.ts";
 import { chromium, type Page } from "playwright-core";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { silentLogger } from "../../src/_util/log.ts";
-import { generateKeyPair } from "../../src/pod/ed25519.ts";
-import { signPod } from "../../src/pod/sign.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
@@ -40,22 +38,9 @@ const browser = await chromium.launch({
   args: CHROMIUM_FLAGS,
 });
 try {
-  const html = await Deno.readFile(
-    new URL("../../examples/chat/chat.html", import.meta.url),
+  const { id } = await uploadChatPod(
+    `http://127.0.0.1:${brokers[0]!.server.port}`,
   );
-  const pod = await signPod(html, (await generateKeyPair()).seed, {
-    name: "Chat",
-  });
-  const uploaded = await fetch(
-    `http://127.0.0.1:${brokers[0]!.server.port}/pods`,
-    {
-      method: "POST",
-      headers: { "Content-Type": "text/html; charset=utf-8" },
-      body: pod as BodyInit,
-    },
-  );
-  assert.equal(uploaded.status, 201);
-  const { id } = await uploaded.json();
   const session = `across-${crypto.randomUUID().slice(0, 8)}`;
   const pages: { page: Page; id: string }[] = [];
   for (const { server } of brokers) {

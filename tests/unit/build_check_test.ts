@@ -1,7 +1,7 @@
-// What sign and build warn about (src/build/check.ts): remote references,
+// What sign and build warn about (src/bundler/check.ts): remote references,
 // with their lines, and a page past the broker's default upload limit.
 import assert from "node:assert/strict";
-import { pageWarnings, REMOTE_HINT } from "../../src/build/check.ts";
+import { pageWarnings, REMOTE_HINT } from "../../src/bundler/check.ts";
 import { DEFAULT_MAX_BLOB_BYTES } from "../../src/adapter.ts";
 
 Deno.test("pageWarnings() names remote references with their lines, and a page past the default limit", () => {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { keyProblem } from "../../src/build/confine.ts";
+import { keyProblem } from "../../src/bundler/confine.ts";
 import { encodePrivateKeyPem } from "../../src/pod/keys.ts";
 import { MOD, newSeed } from "../support/helpers.ts";
 import { tempDir } from "../contract/_support.ts";

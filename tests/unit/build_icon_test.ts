@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { buildPod } from "../../src/build/mod.ts";
-import { EMPTY_ICON, iconEdit } from "../../src/build/icon.ts";
-import { applyEdits } from "../../src/build/inline.ts";
+import { buildPod } from "../../src/bundler/mod.ts";
+import { EMPTY_ICON, iconEdit } from "../../src/bundler/icon.ts";
+import { applyEdits } from "../../src/bundler/inline.ts";
 import { tempDir } from "../contract/_support.ts";
 
 /** The page with the icon edit applied (unchanged without one). */

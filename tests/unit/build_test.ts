@@ -1,8 +1,10 @@
-// `pod-broker build` (src/build/): the fixtures under tests/testdata/build/
+// `pod-broker build` (src/bundler/): the fixtures under tests/testdata/build/
 // built in-process and through the CLI, the remote-reference report, the
 // signature, the escapes, and (in a child process) the built page in
 // Chromium. What serving loads is import_graph_test.ts.
 import assert from "node:assert/strict";
+import { supportFile } from "../support/paths.ts";
+import { inCi } from "../support/gated.ts";
 import { existsSync } from "node:fs";
 import {
   copyFile,
@@ -14,9 +16,9 @@ import {
 import { join } from "node:path";
 import { type DefaultTreeAdapterMap, parse } from "parse5";
 import { encodeBase64 } from "../../src/_util/encoding.ts";
-import { BuildError, buildPod } from "../../src/build/mod.ts";
-import { REMOTE_HINT } from "../../src/build/check.ts";
-import { escapeInlineScript, parseSrcset } from "../../src/build/inline.ts";
+import { BuildError, buildPod } from "../../src/bundler/mod.ts";
+import { REMOTE_HINT } from "../../src/bundler/check.ts";
+import { escapeInlineScript, parseSrcset } from "../../src/bundler/inline.ts";
 import { publicKeyFromSeed } from "../../src/pod/ed25519.ts";
 import { encodePrivateKeyPem } from "../../src/pod/keys.ts";
 import { SLOT_LITERAL } from "../../src/pod/format.ts";
@@ -26,7 +28,6 @@ import {
   CHROMIUM,
   chromiumNotice,
   hasChromium,
-  inCi,
   runJourney,
 } from "../support/browser.ts";
 import { cli, newSeed } from "../support/helpers.ts";
@@ -447,7 +448,7 @@ Deno.test({
       `${CHROMIUM} is missing: apt-get install -y chromium`,
     );
     const result = await runJourney(
-      new URL("../support/build_journey.ts", import.meta.url).pathname,
+      supportFile("build_journey.ts"),
     );
     assert.equal(result.code, 0, result.output);
     assert.match(result.output, /journey ok/);

@@ -31,10 +31,12 @@ Deno.test("capabilities table: each row names its probes, each probe has one row
 
 Deno.test("capabilities table: a cell that is not a verdict, or a row without a probe, is an error", () => {
   const table = (row: string) =>
-    `## The table\n\n| what | broker's host | pod's own origin |\n| - | - | - |\n${row}\n`;
+    `## The table\n\n| what | broker's host | pod's own origin | pod's own origin, declared |\n| - | - | - | - |\n${row}\n`;
   assert.deepEqual(
     capabilityRows(
-      table("| x <!-- probe: a b --> | yes | Chromium no, Firefox asks |"),
+      table(
+        "| x <!-- probe: a b --> | yes | Chromium no, Firefox asks | asks |",
+      ),
     ),
     [{
       what: "x",
@@ -42,16 +44,24 @@ Deno.test("capabilities table: a cell that is not a verdict, or a row without a 
       expected: {
         "broker's host": { chromium: "yes", firefox: "yes" },
         "pod's own origin": { chromium: "no", firefox: "asks" },
+        "pod's own origin, declared": { chromium: "asks", firefox: "asks" },
       },
     }],
   );
   assert.throws(
-    () => capabilityRows(table("| x <!-- probe: a --> | yes | maybe |")),
+    () => capabilityRows(table("| x <!-- probe: a --> | yes | maybe | no |")),
     /'maybe' is neither/,
   );
   assert.throws(
-    () => capabilityRows(table("| x | yes | no |")),
+    () => capabilityRows(table("| x | yes | no | no |")),
     /names no probe/,
   );
   assert.throws(() => capabilityRows("# no table"), /no '## The table'/);
+  assert.throws(
+    () =>
+      capabilityRows(
+        "## The table\n\n| what | broker's host | pod's own origin |\n| - | - | - |\n",
+      ),
+    /lacks/,
+  );
 });

@@ -4,7 +4,12 @@
 // public key) on standard output and its message on standard error.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { cli, signedPod, spawnSqliteBroker } from "../support/helpers.ts";
+import {
+  cli,
+  signedPod,
+  spawnSqliteBroker,
+  upload,
+} from "../support/helpers.ts";
 
 /** Every path under `dir`, relative, sorted. */
 async function tree(dir: string): Promise<string[]> {
@@ -62,11 +67,10 @@ Deno.test("list on a broker's data directory still lists its pods", async () => 
     let id: string;
     {
       await using broker = await spawnSqliteBroker(dir);
-      const uploaded = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
-        method: "POST",
-        headers: { "Content-Type": "text/html" },
-        body: await signedPod(),
-      });
+      const uploaded = await upload(
+        `http://127.0.0.1:${broker.port}`,
+        await signedPod(),
+      );
       assert.equal(uploaded.status, 201);
       id = (await uploaded.json()).id;
     }

@@ -8,6 +8,7 @@ import {
   signedPod,
   spawnSqliteBroker,
   startServer,
+  upload,
 } from "../support/helpers.ts";
 
 Deno.test("cli --help and --version print and exit 0", async () => {
@@ -105,11 +106,10 @@ Deno.test("cli keygen, sign and verify make a pod that verifies", async () => {
 Deno.test("cli serves on the sqlite registry and stops with exit 0 on SIGTERM", async () => {
   const dataDir = await Deno.makeTempDir();
   await using broker = await spawnSqliteBroker(dataDir);
-  const response = await fetch(`http://127.0.0.1:${broker.port}/pods`, {
-    method: "POST",
-    headers: { "Content-Type": "text/html" },
-    body: await signedPod(),
-  });
+  const response = await upload(
+    `http://127.0.0.1:${broker.port}`,
+    await signedPod(),
+  );
   assert.equal(response.status, 201);
   await response.body?.cancel();
   assert.equal(await broker.stop(), 0);
@@ -280,7 +280,7 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
 });
 
 Deno.test("cli: every sub-command answers --help with its own usage, exit 0", async () => {
-  const { COMMANDS } = await import("../../src/cli/usage.ts");
+  const { COMMANDS } = await import("../../src/cli/commands.ts");
   const names = Object.keys(COMMANDS);
   assert.deepEqual(names.sort(), [
     "build",
@@ -316,11 +316,7 @@ Deno.test("cli: every sub-command answers --help with its own usage, exit 0", as
 
 /** Uploads a signed pod to the broker on `port`; its id. */
 async function uploadTo(port: number): Promise<string> {
-  const response = await fetch(`http://127.0.0.1:${port}/pods`, {
-    method: "POST",
-    headers: { "Content-Type": "text/html" },
-    body: await signedPod(),
-  });
+  const response = await upload(`http://127.0.0.1:${port}`, await signedPod());
   return (await response.json()).id;
 }
 

@@ -9,6 +9,9 @@
 // Deno.serve with a certificate from a throwaway CA made by openssl) in front
 // of the broker with trustProxy, and plain http redirected to https.
 import assert from "node:assert/strict";
+import { OPENSSL, testCertificates } from "../support/tls.ts";
+import { runCommand } from "../contract/_support.ts";
+import { gatedTest, inCi } from "../support/gated.ts";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -22,9 +25,7 @@ import {
   upload,
 } from "../support/helpers.ts";
 
-const OPENSSL = "/usr/bin/openssl";
 const hasOpenssl = existsSync(OPENSSL);
-const inCi = Boolean(Deno.env.get("CI"));
 if (!hasOpenssl) {
   console.error(
     `\n!!! ${OPENSSL} is missing: the HTTP Observatory grade test ${
@@ -63,80 +64,17 @@ async function podPolicies(url: string): Promise<[string, string]> {
   return policies as [string, string];
 }
 
-async function run(
+function run(
   cmd: string,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await new Deno.Command(cmd, {
-    args,
-    cwd: ROOT,
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
+  return runCommand(cmd, args, { cwd: ROOT, env });
 }
 
 /** A throwaway CA and a certificate for 127.0.0.1 signed by it. */
 async function makeCertificates(dir: string): Promise<void> {
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"];
-  const steps = [
-    [
-      "req",
-      "-x509",
-      ...ec,
-      "-nodes",
-      "-days",
-      "1",
-      "-subj",
-      "/CN=pod-broker test CA",
-      "-addext",
-      "basicConstraints=critical,CA:TRUE",
-      "-addext",
-      "keyUsage=critical,keyCertSign",
-      "-keyout",
-      join(dir, "ca.key"),
-      "-out",
-      join(dir, "ca.pem"),
-    ],
-    [
-      "req",
-      ...ec,
-      "-nodes",
-      "-subj",
-      "/CN=127.0.0.1",
-      "-keyout",
-      join(dir, "key.pem"),
-      "-out",
-      join(dir, "leaf.csr"),
-    ],
-    [
-      "x509",
-      "-req",
-      "-in",
-      join(dir, "leaf.csr"),
-      "-CA",
-      join(dir, "ca.pem"),
-      "-CAkey",
-      join(dir, "ca.key"),
-      "-CAcreateserial",
-      "-days",
-      "1",
-      "-extfile",
-      join(dir, "leaf.cnf"),
-      "-out",
-      join(dir, "cert.pem"),
-    ],
-  ];
-  await Deno.writeTextFile(
-    join(dir, "leaf.cnf"),
-    "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-  );
-  for (const args of steps) {
-    const result = await run(OPENSSL, args);
-    assert.equal(result.code, 0, result.stderr);
-  }
+  await testCertificates(dir, "127.0.0.1", "IP:127.0.0.1");
 }
 
 // Runs in a child process, so that NODE_EXTRA_CA_CERTS (read at start-up)
@@ -240,12 +178,11 @@ async function observatory(
   }
 }
 
-Deno.test({
-  name:
-    "HTTP Observatory: A+ for a pod under scriptPolicy 'hashes', over https behind a TLS terminator",
-  ignore: !hasOpenssl && !inCi,
-  async fn() {
-    assert.ok(hasOpenssl, `${OPENSSL} is missing: apt-get install -y openssl`);
+gatedTest(
+  "HTTP Observatory: A+ for a pod under scriptPolicy 'hashes', over https behind a TLS terminator",
+  hasOpenssl,
+  `${OPENSSL} is missing: apt-get install -y openssl`,
+  async () => {
     const dir = await Deno.makeTempDir();
     try {
       await makeCertificates(dir);
@@ -292,7 +229,7 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");

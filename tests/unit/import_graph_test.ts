@@ -1,20 +1,11 @@
 import assert from "node:assert/strict";
-import { readdir, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { tsFiles } from "../support/source_files.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const SRC = pathToFileURL(join(ROOT, "src/")).href;
-
-async function tsFiles(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...await tsFiles(path));
-    else if (path.endsWith(".ts")) files.push(path);
-  }
-  return files;
-}
 
 interface InfoModule {
   specifier: string;
@@ -139,7 +130,7 @@ const LAYERS = [
   "signaling",
   "operator",
   "config",
-  "build",
+  "bundler", // pod-broker build: imports pod/ and serving/, nothing of the server
   "http",
   "adapters",
   "cli",
@@ -169,4 +160,25 @@ Deno.test("src/ is layers, its top-level files included: each imports only from 
   }
   assert.deepEqual([...seen].sort(), [...LAYERS].sort());
   assert.deepEqual(upward, []);
+});
+
+Deno.test("the bundler pulls in nothing of the server: only pod/, serving/, _util/ and version.ts", async () => {
+  const graph = await importGraph();
+  const reached = new Set<string>();
+  const visit = (file: string) => {
+    if (reached.has(file)) return;
+    reached.add(file);
+    for (const dep of graph.get(file) ?? []) visit(dep);
+  };
+  const bundler = [...graph.keys()].filter((file) =>
+    file.startsWith("bundler/")
+  );
+  assert.ok(bundler.includes("bundler/mod.ts"));
+  bundler.forEach(visit);
+  const outside = [...reached].filter((file) =>
+    !["bundler", "pod", "serving", "_util", "version.ts"].includes(
+      layerOf(file),
+    )
+  );
+  assert.deepEqual(outside, []);
 });

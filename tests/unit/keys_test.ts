@@ -1,5 +1,6 @@
 // PKCS#8 PEM keys, checked against the real openssl command.
 import assert from "node:assert/strict";
+import { concatBytes as concat } from "../support/bytes.ts";
 import {
   decodePrivateKeyPem,
   encodePrivateKeyPem,
@@ -82,14 +83,9 @@ function pem(der: Uint8Array, label = "PRIVATE KEY"): string {
   }\n-----END ${label}-----\n`;
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
+/** The public key of the private key in `file`, as openssl writes it (DER). */
+function publicKeyDer(file: string): Promise<Uint8Array> {
+  return opensslOk("pkey", "-in", file, "-pubout", "-outform", "DER");
 }
 
 Deno.test("encodePrivateKeyPem() writes the RFC 8410 example key exactly", () => {
@@ -244,14 +240,7 @@ Deno.test("decodePrivateKeyPem() reads a key from openssl genpkey -algorithm ed2
     await opensslOk("genpkey", "-algorithm", "ed25519", "-out", file);
     const seed = decodePrivateKeyPem(await Deno.readTextFile(file));
     assert.equal(seed.length, 32);
-    const der = await opensslOk(
-      "pkey",
-      "-in",
-      file,
-      "-pubout",
-      "-outform",
-      "DER",
-    );
+    const der = await publicKeyDer(file);
     // SubjectPublicKeyInfo for Ed25519 is 12 bytes of header then the key.
     assert.equal(der.length, 44);
     assert.equal(
@@ -269,14 +258,7 @@ Deno.test("encodePrivateKeyPem() writes a key that openssl reads, with the same 
     const check = await openssl("pkey", "-in", file, "-noout");
     assert.equal(check.code, 0, check.stderr);
 
-    const der = await opensslOk(
-      "pkey",
-      "-in",
-      file,
-      "-pubout",
-      "-outform",
-      "DER",
-    );
+    const der = await publicKeyDer(file);
     const publicKey = await publicKeyFromSeed(seed);
     assert.equal(
       encodeHex(der.subarray(der.length - 32)),

@@ -2,19 +2,9 @@
 // (at most 8 files), and no file in src/ grows past 500 lines.
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { tsFiles } from "../support/source_files.ts";
 
 const SRC = new URL("../../src/", import.meta.url).pathname;
-
-async function walk(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...await walk(path));
-    else if (entry.name.endsWith(".ts")) files.push(path);
-  }
-  return files;
-}
 
 Deno.test("src/ has at most 8 files at its top, each an entry point or the public surface", async () => {
   const top = (await readdir(SRC, { withFileTypes: true }))
@@ -23,7 +13,7 @@ Deno.test("src/ has at most 8 files at its top, each an entry point or the publi
 });
 
 Deno.test("no file in src/ is over 500 lines", async () => {
-  const files = await walk(SRC);
+  const files = await tsFiles(SRC);
   assert.ok(files.length > 50);
   const long: string[] = [];
   for (const file of files) {

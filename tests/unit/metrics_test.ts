@@ -1,6 +1,7 @@
 // The metrics: counters move with the events fed in, labels stay bounded,
 // and Prometheus's own `promtool check metrics` accepts the exposition.
 import assert from "node:assert/strict";
+import { inCi } from "../support/gated.ts";
 import { existsSync } from "node:fs";
 import { Metrics, METRICS_CONTENT_TYPE } from "../../src/operator/metrics.ts";
 import { createBroker } from "../../src/http/broker.ts";
@@ -10,7 +11,6 @@ import { silentLogger } from "../../src/_util/log.ts";
 
 const PROMTOOL = "/usr/bin/promtool";
 const hasPromtool = existsSync(PROMTOOL);
-const inCi = Boolean(Deno.env.get("CI"));
 if (!hasPromtool) {
   console.error(
     `\n!!! ${PROMTOOL} is missing: the promtool check ${

@@ -19,12 +19,14 @@ import {
 } from "../../src/config/options.ts";
 import {
   describeOptionError,
+  openBus,
   optionsFromFlags,
   parseServeArgs,
   serveHelp,
 } from "../../src/cli/serve_flags.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
+import { UsageError } from "../../src/cli/usage_error.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -352,5 +354,54 @@ Deno.test("every kind a flag uses can read text, and every choice lists its valu
       assert.ok(KINDS[row.kind].fromText !== null, `${row.flag}: no fromText`);
     }
     if (row.kind === "choice") assert.ok(row.choices.length > 1, row.flag);
+  }
+});
+
+Deno.test("the CLI names flags from the errors' fields, not their text: a TURN secret required with --turn-url, a bad Redis URL", async () => {
+  const registry = new MemoryRegistry();
+  const flags = await optionsFromFlags(
+    parseServeArgs(["--turn-url", "turn:127.0.0.1:3478"]),
+    {},
+  );
+  try {
+    resolveOptions({ ...flags.options, registry });
+    assert.fail("no error");
+  } catch (error) {
+    assert.ok(error instanceof OptionError);
+    assert.equal(error.key, "turn.secret");
+    assert.equal(error.other, "turn.urls");
+    // The library's own message names the option keys ...
+    assert.match(
+      error.message,
+      /option 'turn.secret' is required with turn.urls$/,
+    );
+    // ... and the CLI's names their flags.
+    assert.equal(
+      describeOptionError(error, flags.given),
+      "Cannot start: --turn-secret-file or env POD_BROKER_TURN_SECRET is required with --turn-url",
+    );
+  }
+  // A word of a reason that happens to be an option's key stays a word.
+  assert.equal(
+    describeOptionError(
+      new OptionError("port", "must be a free port"),
+      new Map(),
+    ),
+    "Cannot start: --port must be a free port",
+  );
+  for (
+    const [url, reason] of [
+      ["not a url", "it is not a URL"],
+      ["http://127.0.0.1:6379", "expected redis:// or rediss://"],
+    ]
+  ) {
+    await assert.rejects(
+      openBus({ bus: "redis", "redis-url": url }, {}),
+      (error: Error) => {
+        assert.ok(error instanceof UsageError);
+        assert.equal(error.message, `Cannot use --redis-url: ${reason}`);
+        return true;
+      },
+    );
   }
 });

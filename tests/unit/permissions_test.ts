@@ -93,11 +93,17 @@ Deno.test("mentionsDeclaration: any case, within the first 64 KiB", () => {
   assert.ok(!mentionsDeclaration(late));
 });
 
-Deno.test("withGrants: a granted feature's member is replaced, the rest kept", () => {
-  assert.equal(withGrants("camera=(), usb=()", []), "camera=(), usb=()");
+Deno.test("withGrants: a granted feature's member is replaced, the rest kept; on a pod's origin every other token is denied", () => {
+  assert.equal(withGrants("camera=(), usb=()", null), "camera=(), usb=()");
+  const rest = "display-capture=(), clipboard-write=(), fullscreen=(), " +
+    "screen-wake-lock=(), picture-in-picture=(), autoplay=()";
+  assert.equal(
+    withGrants("camera=(), usb=()", []),
+    `camera=(), usb=(), microphone=(), ${rest}`,
+  );
   assert.equal(
     withGrants("Camera=(), usb=(),  microphone=()", ["camera"]),
-    "usb=(), microphone=(), camera=(self)",
+    `usb=(), microphone=(), ${rest}, camera=(self)`,
   );
 });
 

@@ -1,6 +1,7 @@
 // The pod format v1: format.ts (slot and payload), manifest.ts (schema and
 // signed message), sign.ts (signPod) and verify.ts (the ordered checks).
 import assert from "node:assert/strict";
+import { concatBytes as concat } from "../support/bytes.ts";
 import fc from "fast-check";
 import {
   decodeBase64,
@@ -44,17 +45,6 @@ const BEFORE = '<!doctype html>\n<html><head><meta charset="utf-8">' +
 const AFTER = "</script>\n</head><body><p>hello</p>" +
   '<script>document.getElementById("__POD_MANIFEST_B64");</script>' +
   "</body></html>\n";
-
-function concat(...parts: (Uint8Array | string)[]): Uint8Array {
-  const bytes = parts.map((p) => typeof p === "string" ? encoder.encode(p) : p);
-  const out = new Uint8Array(bytes.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of bytes) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
 
 async function sha256Url(...parts: (Uint8Array | string)[]): Promise<string> {
   const digest = await crypto.subtle.digest(

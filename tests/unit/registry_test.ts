@@ -43,6 +43,19 @@ registryContract(
   { takedown: false },
 );
 
+/** Runs `fn` with an SQLite registry in a fresh folder, closed after. */
+async function withSqlite(
+  fn: (registry: SqliteRegistry, dataDir: string) => Promise<void>,
+): Promise<void> {
+  const dataDir = await Deno.makeTempDir();
+  const registry = new SqliteRegistry({ dataDir });
+  try {
+    await fn(registry, dataDir);
+  } finally {
+    registry.close();
+  }
+}
+
 Deno.test("SqliteRegistry persists records, blobs and hits across reopening", async () => {
   const dataDir = await Deno.makeTempDir();
   const blob = new TextEncoder().encode("<p>kept</p>");
@@ -93,9 +106,7 @@ Deno.test("SqliteRegistry removes stray temporary files and orphan blobs when it
 });
 
 Deno.test("SqliteRegistry.deletePod() removes the record and the blob file", async () => {
-  const dataDir = await Deno.makeTempDir();
-  const registry = new SqliteRegistry({ dataDir });
-  try {
+  await withSqlite(async (registry, dataDir) => {
     const blob = new TextEncoder().encode("<p>gone</p>");
     await registry.putPod(sampleRecord("delete000001", blob), blob);
     const file = join(dataDir, "blobs", "delete000001");
@@ -104,14 +115,11 @@ Deno.test("SqliteRegistry.deletePod() removes the record and the blob file", asy
     assert.equal(existsSync(file), false);
     assert.equal(await registry.getRecord("delete000001"), null);
     assert.equal(await registry.deletePod("delete000001"), false);
-  } finally {
-    registry.close();
-  }
+  });
 });
 
 Deno.test("SqliteRegistry: a stream opened before deletePod() still reads the whole blob", async () => {
-  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
-  try {
+  await withSqlite(async (registry) => {
     const blob = pseudoRandomBytes(3 * 256 * 1024 + 11, 4);
     await registry.putPod(sampleRecord("reading00001", blob), blob);
     const stream = await registry.getBlobStream("reading00001");
@@ -122,14 +130,11 @@ Deno.test("SqliteRegistry: a stream opened before deletePod() still reads the wh
       blob,
       "the stream opened before",
     );
-  } finally {
-    registry.close();
-  }
+  });
 });
 
 Deno.test("SqliteRegistry.putPod() with a taken id fails and keeps the first pod whole", async () => {
-  const registry = new SqliteRegistry({ dataDir: await Deno.makeTempDir() });
-  try {
+  await withSqlite(async (registry) => {
     const first = new TextEncoder().encode("<p>first</p>");
     await registry.putPod(sampleRecord("taken0000001", first), first);
     const second = new TextEncoder().encode("<p>second</p>");
@@ -137,24 +142,18 @@ Deno.test("SqliteRegistry.putPod() with a taken id fails and keeps the first pod
       registry.putPod(sampleRecord("taken0000001", second), second),
     );
     assert.deepEqual(await registry.getBlob("taken0000001"), first);
-  } finally {
-    registry.close();
-  }
+  });
 });
 
 Deno.test("SqliteRegistry leaves no temporary file after a write", async () => {
-  const dataDir = await Deno.makeTempDir();
-  const registry = new SqliteRegistry({ dataDir });
-  try {
+  await withSqlite(async (registry, dataDir) => {
     const blob = new TextEncoder().encode("<p>x</p>");
     await registry.putPod(sampleRecord("clean0000001", blob), blob);
     const names = [...Deno.readDirSync(join(dataDir, "blobs"))].map((e) =>
       e.name
     );
     assert.deepEqual(names, ["clean0000001"]);
-  } finally {
-    registry.close();
-  }
+  });
 });
 
 Deno.test("SqliteRegistry requires dataDir", () => {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
+Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -40,7 +40,7 @@ Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and
     assert.deepEqual(bundler, [], `${entry} loads the bundler statically`);
     // ... and the build command is there, one dynamic import away.
     assert.ok(
-      info.modules.some((m) => m.specifier.endsWith("/src/build/mod.ts")),
+      info.modules.some((m) => m.specifier.endsWith("/src/bundler/mod.ts")),
     );
     // ... and so are the other commands' tools.
     const tools = [...loaded].filter((s) =>
@@ -65,10 +65,10 @@ Deno.test("serving never loads the bundler: build/, esbuild, the CLI's tools and
       `${entry} loads ws statically`,
     );
   }
-  // No module outside src/build/ names esbuild.
+  // No module outside src/bundler/ names esbuild.
   const src = new URL("../../src/", import.meta.url).pathname;
   for (const file of await readdir(src, { recursive: true })) {
-    if (!file.endsWith(".ts") || file.startsWith("build/")) continue;
+    if (!file.endsWith(".ts") || file.startsWith("bundler/")) continue;
     const text = await readFile(join(src, file), "utf8");
     assert.doesNotMatch(text, /["']esbuild["']/, `src/${file} imports esbuild`);
   }

@@ -6,6 +6,7 @@
  */
 
 import { isPodId } from "../../_util/id.ts";
+import { findPod, podNotFound, refuseHidden } from "../find_pod.ts";
 import type { Logger } from "../../_util/log.ts";
 import {
   PodHeaders,
@@ -147,7 +148,7 @@ export function handlePod(
   ) {
     const record = registry.getRecordNow(id);
     if (record !== null && request.headers.get("If-None-Match") === null) {
-      refuseDenied(context, record);
+      refuseHidden(record, "serve", context.denyList);
       const ready = readyResponse(input, context, record);
       if (ready !== null) return ready;
     }
@@ -183,7 +184,7 @@ async function serveVersion(
   context: PodContext,
 ): Promise<Response | null> {
   const { request, id } = input;
-  const record = await findRecord(context, id);
+  const record = await findPod(context.registry, id, "serve", context.denyList);
   const ifNoneMatch = request.headers.get("If-None-Match");
   const get = request.method === "GET";
   if (ifNoneMatch === null && get) {
@@ -192,13 +193,15 @@ async function serveVersion(
   }
   const hashes = await scriptHashesOf(record, context);
   if (hashes === null) return null;
-  const grants = context.grantsInHeaders ? await grantsOf(record, context) : [];
+  const grants = context.grantsInHeaders
+    ? await grantsOf(record, context)
+    : undefined;
   if (grants === null) return null;
   const etag = `"${record.sha256}"`;
   // One list, validated once by the Response (a Headers object and then
   // set() calls would validate every value twice).
   const headers: [string, string][] = [
-    ...context.headers.of(input.baseUrl, hashes, grants),
+    ...context.headers.of(input.baseUrl, hashes, grants ?? null),
     ["ETag", etag],
   ];
   if (matchesEtag(ifNoneMatch, etag)) {
@@ -216,7 +219,7 @@ async function serveVersion(
   let body: Uint8Array | ReadableStream<Uint8Array> | null;
   if (registry.getBlobStream && !small) {
     body = await registry.getBlobStream(id);
-    if (body === null) throw notFound(id);
+    if (body === null) throw podNotFound(id);
     if (!await stillCurrent(record, context)) {
       await body.cancel();
       return null;
@@ -257,7 +260,7 @@ async function blobOf(
   context: PodContext,
 ): Promise<Uint8Array | null> {
   const bytes = await context.registry.getBlob(record.id);
-  if (bytes === null) throw notFound(record.id);
+  if (bytes === null) throw podNotFound(record.id);
   return await stillCurrent(record, context) ? bytes : null;
 }
 
@@ -349,7 +352,7 @@ export async function handleMeta(
   { id, baseUrl }: RouteRequest,
   context: PodContext,
 ): Promise<Response> {
-  const record = await findRecord(context, id);
+  const record = await findPod(context.registry, id, "serve", context.denyList);
   return jsonResponse({
     id: record.id,
     url: `${baseUrl}/${record.id}`,
@@ -399,7 +402,7 @@ async function headOf(
     return await blobOf(record, context);
   }
   const stream = await registry.getBlobStream(record.id);
-  if (stream === null) throw notFound(record.id);
+  if (stream === null) throw podNotFound(record.id);
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -421,37 +424,6 @@ async function headOf(
     at += chunk.length;
   }
   return head;
-}
-
-async function findRecord(
-  context: PodContext,
-  id: string,
-): Promise<PodRecord> {
-  const { registry } = context;
-  // A malformed id never reaches the registry.
-  if (!isPodId(id)) throw notFound(id);
-  const record = await registry.getRecord(id);
-  if (record !== null) {
-    refuseDenied(context, record);
-    return record;
-  }
-  if (await registry.isDeleted?.(id)) throw takenDown(id);
-  throw notFound(id);
-}
-
-/** Throws `pod_deleted` when the deny list matches the pod. */
-function refuseDenied(
-  { denyList }: PodContext,
-  record: Readonly<PodRecord>,
-): void {
-  if (denyList?.denies(record)) throw takenDown(record.id);
-}
-
-function takenDown(id: string): BrokerError {
-  return new BrokerError(
-    "pod_deleted",
-    `Cannot serve pod '${id}': it was taken down by the operator`,
-  );
 }
 
 /**
@@ -479,11 +451,4 @@ function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
     const trimmed = tag.trim();
     return trimmed === "*" || trimmed.replace(/^W\//, "") === etag;
   });
-}
-
-function notFound(id: string): BrokerError {
-  return new BrokerError(
-    "pod_not_found",
-    `Cannot find a pod with id '${id.slice(0, 64)}'`,
-  );
 }

@@ -7,19 +7,17 @@
  * @module
  */
 
-import { currentRecord, replacePod } from "../create_pod.ts";
+import { replacePod } from "../create_pod.ts";
+import { findPod } from "../find_pod.ts";
 import { BrokerError, jsonResponse } from "../problem.ts";
 import {
   isSha256Digest,
   UPDATE_REPLACES_HEADER,
   UPDATE_SIGNATURE_HEADER,
 } from "../../pod/update.ts";
-import {
-  admitter,
-  envelope,
-  receivePod,
-  type UploadContext,
-} from "./upload.ts";
+import { envelope, type UploadContext } from "./upload.ts";
+import { receiveBody } from "../upload_body.ts";
+import type { PodRecord } from "../../registries/types.ts";
 
 /** An Ed25519 signature in base64url without padding: 86 characters. */
 const SIGNATURE_SHAPE = /^[A-Za-z0-9_-]{85}[AQgw]$/;
@@ -47,30 +45,28 @@ export async function handleUpdate(
   id: string,
   context: UploadContext,
 ): Promise<Response> {
-  const current = await currentRecord(context.registry, id);
-  // A pod the deny list hides by its content stays taken down: its owner
-  // cannot bring it back at the same URL with new bytes. (A denied key is
-  // refused as the new version's owner: 403 owner_denied.)
-  if (context.denyList?.denies(current) === "content_denied") {
-    throw new BrokerError(
-      "pod_deleted",
-      `Cannot update pod '${id}': it was taken down by the operator`,
-    );
-  }
-  const { signature, replaces } = updateHeaders(request, id);
-  const record = await receivePod(
-    request,
-    context,
-    (blob, sha256) =>
-      replacePod(context.registry, id, blob, {
-        maxBlobBytes: context.maxBlobBytes,
-        sha256,
-        admit: admitter(context),
-        signature,
-        current,
-        ...(replaces === null ? {} : { replaces }),
-      }),
+  // A pod the deny list hides by its content stays taken down (410).
+  const current = await findPod(
+    context.registry,
+    id,
+    "update",
+    context.denyList,
   );
+  const { signature, replaces } = updateHeaders(request, id);
+  const { blob, sha256, release } = await receiveBody(request, context);
+  let record: PodRecord;
+  try {
+    record = await replacePod(context.registry, id, blob, {
+      maxBlobBytes: context.maxBlobBytes,
+      sha256,
+      denyList: context.denyList ?? null,
+      signature,
+      current,
+      ...(replaces === null ? {} : { replaces }),
+    });
+  } finally {
+    release();
+  }
   return jsonResponse({
     ...envelope(record, context),
     version: record.version,

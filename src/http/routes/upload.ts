@@ -1,48 +1,29 @@
 /**
- * `POST /pods`: media type, the size limit (from Content-Length, then while
- * the body streams in), the upload budget, the progress deadline,
- * `createPod`, and `201 Created`. `PUT /:id` receives its body the same
- * way ({@linkcode receivePod}).
+ * `POST /pods`: the body received (src/http/upload_body.ts), the pod
+ * stored (`storePod`, which owns its refusals), and `201 Created`.
+ * `PUT /:id` receives its body the same way.
  *
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { storePod } from "../create_pod.ts";
-import { BrokerError, jsonResponse } from "../problem.ts";
+import { jsonResponse } from "../problem.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
-import type { VerifiedPod } from "../../pod/verify.ts";
-import { ContentScan, type ScannedContent } from "../../pod/content_scan.ts";
-import type { UploadBudget, UploadReservation } from "../upload_budget.ts";
-import { BodyBuffer, FIRST_HOLD_BYTES } from "../body_buffer.ts";
-import {
-  MIN_UPLOAD_BYTES_PER_SECOND,
-  type PaceLimit,
-  UPLOAD_DEADLINE_WINDOWS,
-  UploadPace,
-} from "../upload_pace.ts";
+import { type BodyLimits, receiveBody } from "../upload_body.ts";
 
-export { MIN_UPLOAD_BYTES_PER_SECOND };
+export { MIN_UPLOAD_BYTES_PER_SECOND } from "../upload_body.ts";
 
 /** What the upload route needs from the broker. */
-export interface UploadContext {
+export interface UploadContext extends BodyLimits {
   /** Where pods go. */
   registry: Registry;
-  /** Upload limit in bytes. */
-  maxBlobBytes: number;
-  /** The broker-wide budget of upload bytes in flight. */
-  budget: UploadBudget;
-  /** Longest wait for the next body byte, and the minimum rate's window. */
-  uploadTimeoutMs: number;
   /** The public base URL for this request, without a trailing slash. */
   baseUrl: string;
   /** Owner keys and content digests refused with 403. */
   denyList?: DenyList | null;
   /** With `podDomain`: a pod's own URL, the envelope's `podUrl`. */
   podUrl?: ((id: string) => string) | undefined;
-  /** The client's address, for the budget's per-address cap. */
-  address?: string | undefined;
 }
 
 /**
@@ -58,99 +39,23 @@ export async function handleUpload(
   request: Request,
   context: UploadContext,
 ): Promise<Response> {
-  const record = await receivePod(
+  const { blob, sha256, content, release } = await receiveBody(
     request,
     context,
-    (blob, sha256, content) =>
-      storePod(context.registry, blob, {
-        maxBlobBytes: context.maxBlobBytes,
-        sha256,
-        content,
-        admit: admitter(context),
-      }),
   );
+  let record: PodRecord;
+  try {
+    record = await storePod(context.registry, blob, {
+      maxBlobBytes: context.maxBlobBytes,
+      sha256,
+      content,
+      denyList: context.denyList ?? null,
+    });
+  } finally {
+    release();
+  }
   const body = envelope(record, context);
   return jsonResponse(body, { Location: body.url }, 201);
-}
-
-/**
- * Receives a pod body the way `POST /pods` does, for it and `PUT /:id`:
- * the size limit (from Content-Length, then while the body streams in),
- * the media type, the upload budget (held until `store` settles) and the
- * progress deadline; then `store` gets the bytes, their SHA-256 and, for
- * a body read in chunks, the signed content's digest found as they came.
- *
- * @param request The request with the pod as its body.
- * @param context Limits and budget.
- * @param store Verifies and stores the pod.
- * @returns What `store` returns.
- * @throws {BrokerError} For every refusal.
- */
-export async function receivePod<T>(
-  request: Request,
-  context: UploadContext,
-  store: (
-    blob: Uint8Array,
-    sha256: Uint8Array,
-    content: ScannedContent | null,
-  ) => Promise<T>,
-): Promise<T> {
-  const { maxBlobBytes } = context;
-  const length = request.headers.get("Content-Length");
-  if (length !== null && Number(length) > maxBlobBytes) {
-    throw tooLarge(`Content-Length ${length}`, maxBlobBytes);
-  }
-  const mediaType = request.headers.get("Content-Type")?.split(";")[0]?.trim()
-    .toLowerCase();
-  if (mediaType !== "text/html") {
-    throw new BrokerError(
-      "unsupported_media_type",
-      `Cannot accept '${
-        mediaType ?? "no content type"
-      }': a pod is sent as text/html`,
-    );
-  }
-  const known = length !== null && /^\d+$/.test(length);
-  const announced = known ? Number(length) : maxBlobBytes;
-  const whole = known && announced <= WHOLE_BODY_BYTES;
-  // A small body is held whole at once; a larger one holds its first
-  // chunk's room and grows as its bytes arrive (see readBody).
-  if (context.budget.isAddressFull(context.address)) {
-    throw busy("from your address");
-  }
-  const reservation = context.budget.reserve(
-    whole ? announced : Math.min(announced, FIRST_HOLD_BYTES),
-    context.address,
-  );
-  if (reservation === null) throw busy();
-  try {
-    const { blob, sha256, content } = whole
-      ? {
-        ...await readSmallBody(request, context.uploadTimeoutMs),
-        content: null,
-      }
-      : await readBody(request.body, announced, known, context, reservation);
-    return await store(blob, sha256, content);
-  } finally {
-    reservation.release();
-  }
-}
-
-/** The deny list's check of a verified pod, as `admit` of `storePod`. */
-export function admitter(
-  context: UploadContext,
-): (pod: VerifiedPod) => void {
-  return (pod) => {
-    const code = context.denyList?.denies(pod);
-    if (code) {
-      throw new BrokerError(
-        code,
-        code === "owner_denied"
-          ? "Cannot accept the pod: its owner key is denied by the operator"
-          : "Cannot accept the pod: its content is denied by the operator",
-      );
-    }
-  };
 }
 
 /** The answer's body: `{id, url, ownerPubkey, blobSize}`, and `podUrl`. */
@@ -171,201 +76,4 @@ export function envelope(
     blobSize: record.blobSize,
     ...(context.podUrl && { podUrl: context.podUrl(record.id) }),
   };
-}
-
-/**
- * Bodies announced at this size or less are read whole by the runtime
- * (`arrayBuffer()`, its fastest path); larger or chunked ones chunk by
- * chunk. Sizing the buffer from the client's word is harmless at this
- * size, and the upload budget holds the announced bytes.
- */
-const WHOLE_BODY_BYTES = 64 * 1024;
-
-/**
- * Reads a small body with a known length whole, failing with
- * `upload_timeout` when it has not all arrived after `ms` (for a body this
- * small, the same as a pause of `ms`). HTTP framing ends the body at its
- * `Content-Length`, which is within the limit.
- */
-async function readSmallBody(
-  request: Request,
-  ms: number,
-): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const reading = request.arrayBuffer();
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() =>
-      reject(
-        new BrokerError(
-          "upload_timeout",
-          `Cannot accept the pod: it had not all arrived after ${ms} ms`,
-        ),
-      ), ms);
-  });
-  try {
-    const blob = new Uint8Array(await Promise.race([reading, timeout]));
-    return {
-      blob,
-      sha256: new Uint8Array(createHash("sha256").update(blob).digest()),
-    };
-  } catch (error) {
-    // The read left behind settles when the connection goes.
-    reading.catch(() => {});
-    throw aborted(error);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
- * and failing with `upload_timeout` when it falls behind its
- * {@linkcode UploadPace} (no byte for `uploadTimeoutMs`, less than
- * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} over any such window, or not
- * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with `busy`
- * when the bytes received no longer fit the budget. Memory grows with the
- * bytes received, never with what the client announced (see
- * {@linkcode BodyBuffer}); the budget holds what was received. The SHA-256 of the
- * blob is computed as the chunks arrive, while the network is the
- * bottleneck, instead of in a second pass; so is the digest the manifest
- * signs (every byte but the payload, {@linkcode ContentScan}).
- */
-async function readBody(
-  body: ReadableStream<Uint8Array> | null,
-  announced: number,
-  exact: boolean,
-  context: UploadContext,
-  reservation: UploadReservation,
-): Promise<
-  { blob: Uint8Array; sha256: Uint8Array; content: ScannedContent | null }
-> {
-  const hash = createHash("sha256");
-  if (body === null) {
-    return {
-      blob: new Uint8Array(0),
-      sha256: new Uint8Array(hash.digest()),
-      content: null,
-    };
-  }
-  const max = context.maxBlobBytes;
-  const ms = context.uploadTimeoutMs;
-  // HTTP framing ends a body with a length there; a chunked one may go on
-  // to the limit.
-  const capacity = Math.min(announced, max);
-  const buffer = new BodyBuffer(capacity, exact);
-  const reader = body.getReader();
-  const pace = new UploadPace(ms, performance.now());
-  const scan = new ContentScan();
-  let size = 0;
-  try {
-    for (;;) {
-      const { waitMs, limit } = pace.next(performance.now(), ms);
-      const { done, value } = await readWithin(
-        reader,
-        waitMs,
-        () => paceError(limit, context),
-      );
-      if (done) break;
-      pace.add(value.length, performance.now());
-      const end = size + value.length;
-      if (end > capacity) {
-        await reader.cancel().catch(() => {});
-        throw tooLarge("The body", max);
-      }
-      if (!reservation.grow(end)) {
-        // Given back at once, before the cancel settles: other uploads
-        // reading their next chunks meanwhile must see the room.
-        reservation.release();
-        await reader.cancel().catch(() => {});
-        throw busy();
-      }
-      buffer.append(value, reservation);
-      hash.update(value);
-      scan.update(buffer.received(), end);
-      size = end;
-    }
-  } catch (error) {
-    // The memory goes back now, not at the next garbage collection: a burst
-    // of refusals would otherwise hold their bytes beyond the budget.
-    buffer.drop();
-    throw aborted(error);
-  } finally {
-    reader.releaseLock();
-  }
-  return {
-    blob: buffer.take(),
-    sha256: new Uint8Array(hash.digest()),
-    content: scan.result(),
-  };
-}
-
-/**
- * The next chunk, or the error of `timedOut()` (and the body cancelled)
- * when none comes within `waitMs`.
- */
-async function readWithin(
-  reader: ReadableStreamDefaultReader<Uint8Array>,
-  waitMs: number,
-  timedOut: () => BrokerError,
-): ReturnType<typeof reader.read> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let expired = false;
-  const timeout = new Promise<void>((resolve) => {
-    timer = setTimeout(() => {
-      expired = true;
-      resolve();
-    }, Math.max(0, waitMs));
-  });
-  try {
-    const result = await Promise.race([reader.read(), timeout]);
-    // Checked after the race: cancelling settles the pending read too.
-    if (expired || result === undefined) {
-      await reader.cancel().catch(() => {});
-      throw timedOut();
-    }
-    return result;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The `upload_timeout` of the pace rule that ended a body's wait. */
-function paceError(limit: PaceLimit, context: UploadContext): BrokerError {
-  const why = limit === "pause"
-    ? `no byte of it arrived for ${context.uploadTimeoutMs} ms`
-    : limit === "slow"
-    ? `it arrived slower than ${MIN_UPLOAD_BYTES_PER_SECOND} bytes a second over ${context.uploadTimeoutMs} ms`
-    : `it had not all arrived after ${
-      UPLOAD_DEADLINE_WINDOWS * context.uploadTimeoutMs
-    } ms`;
-  return new BrokerError("upload_timeout", `Cannot accept the pod: ${why}`);
-}
-
-function busy(from = ""): BrokerError {
-  return new BrokerError(
-    "busy",
-    `Cannot accept the pod now: too many uploads in flight${
-      from && ` ${from}`
-    }, try again shortly`,
-  );
-}
-
-/**
- * A failed read of the body (the client went away, or reset the
- * connection) as `upload_aborted`; the broker's own refusals pass through.
- */
-function aborted(error: unknown): unknown {
-  if (error instanceof BrokerError) return error;
-  return new BrokerError(
-    "upload_aborted",
-    "Cannot accept the pod: the connection ended before its body did",
-    { cause: error },
-  );
-}
-
-function tooLarge(what: string, max: number): BrokerError {
-  return new BrokerError(
-    "blob_too_large",
-    `Cannot accept the pod: ${what} exceeds the limit of ${max} bytes`,
-  );
 }

@@ -49,6 +49,9 @@ import type {
   BusState,
   CompatBus,
 } from "./mod.ts";
+import { RedisUrlError } from "./redis_url.ts";
+
+export { RedisUrlError };
 
 /** Options of {@linkcode createRedisBus}. */
 export interface RedisBusOptions {
@@ -160,12 +163,10 @@ export class RedisBus implements Bus {
     try {
       url = new URL(options.url);
     } catch {
-      throw new TypeError("Cannot use the Redis URL: it is not a URL");
+      throw new RedisUrlError("it is not a URL");
     }
     if (url.protocol !== "redis:" && url.protocol !== "rediss:") {
-      throw new TypeError(
-        "Cannot use the Redis URL: expected redis:// or rediss://",
-      );
+      throw new RedisUrlError("expected redis:// or rediss://");
     }
     const heartbeatMs = options.heartbeatMs ?? DEFAULT_BUS_HEARTBEAT_MS;
     if (!Number.isSafeInteger(heartbeatMs) || heartbeatMs < 100) {

@@ -1,13 +1,16 @@
 /**
- * Each sub-command's usage, printed by `pod-broker COMMAND --help` (exit 0)
- * and summed up, one line each, in `pod-broker --help`.
+ * The one command table: each sub-command's usage, printed by
+ * `pod-broker COMMAND --help` (exit 0) and summed up, one line each, in
+ * `pod-broker --help`, and how it runs (`runCli` dispatches through it).
+ * A command's module is loaded when it runs, so that serving loads none.
  *
  * @module
  */
 
 import { POD_PERMISSIONS } from "../serving/permissions.ts";
+import type { CreateSignalServer } from "./server_factory.ts";
 
-/** A sub-command's synopsis (for the summary) and its full usage text. */
+/** A sub-command's synopsis (for the summary), usage text and runner. */
 export interface CommandUsage {
   /** `pod-broker sign --key FILE ...`: the line of `pod-broker --help`. */
   synopsis: string;
@@ -15,6 +18,8 @@ export interface CommandUsage {
   summary: string;
   /** The rest of its `--help`: flags, exit codes, an example. */
   details: string;
+  /** Runs it with the arguments after its name; resolves to the exit code. */
+  run(args: string[], createSignalServer: CreateSignalServer): Promise<number>;
 }
 
 /** A sub-command other than `serve`. */
@@ -39,6 +44,7 @@ export const COMMANDS: Readonly<Record<Command, CommandUsage>> = {
 prints its public key on standard output: pub=$(pod-broker keygen --out FILE).
 Without --out the key itself goes to standard output and its public key to
 standard error.`,
+    run: async (args) => (await import("./pod_tools.ts")).keygen(args),
   },
   sign: {
     synopsis:
@@ -53,6 +59,7 @@ refused unless --new-owner is given: only the key that published a pod can
 update it. Warns about remote references (the pod's policy blocks them),
 about a page larger than a broker's default limit, and about unknown
 permissions in <meta name="pod-permissions"> (dropped: a broker ignores them).`,
+    run: async (args) => (await import("./pod_tools.ts")).signCommand(args),
   },
   verify: {
     synopsis: "pod-broker verify POD.html",
@@ -61,6 +68,7 @@ permissions in <meta name="pod-permissions"> (dropped: a broker ignores them).`,
       `Prints the owner key, content digest, name, time and declared permissions
 of a valid pod as JSON (exit 0); exit 1 with the reason when it is not a
 valid pod.`,
+    run: async (args) => (await import("./pod_tools.ts")).verifyCommand(args),
   },
   publish: {
     synopsis:
@@ -81,6 +89,7 @@ and the key signs the
 statement that binds the new version to pod ID and to the version stored
 now (from /ID/meta). Exit 1 when the broker refuses it; exit 2, before
 anything is uploaded, on bad usage.`,
+    run: async (args) => (await import("./pod_tools.ts")).publish(args),
   },
   build: {
     synopsis:
@@ -100,6 +109,8 @@ ${POD_PERMISSIONS.join(", ")}
 file into the folder, or npm install the package. Nothing outside the page's
 folder is read (links resolved) but packages in node_modules, and a key file
 is never inlined.`,
+    run: // Serving never loads the bundler (esbuild, parse5).
+      async (args) => (await import("./build.ts")).runBuild(args),
   },
   init: {
     synopsis: "pod-broker init [DIR] [--key FILE]",
@@ -113,6 +124,7 @@ dev and publish sign without --key. The key lives outside the folder: FILE
 with --key, else $XDG_CONFIG_HOME/pod-broker/keys/author.pem
 (~/.config/pod-broker/keys/author.pem), made on first use (mode 0600) and
 reused after. Exit 2 when DIR is not empty.`,
+    run: async (args) => (await import("./init.ts")).init(args),
   },
   dev: {
     synopsis:
@@ -128,6 +140,8 @@ it and open tabs reload; a build error shows in the terminal and in the
 page. Two tabs of the printed URL (its #dev fragment names the room) are two
 peers of one room. --port defaults to 8787 (0: any free port); --hostname
 to 127.0.0.1. Stop it with Ctrl-C.`,
+    run: async (args, createSignalServer) =>
+      (await import("./dev.ts")).dev(args, createSignalServer),
   },
   list: {
     synopsis:
@@ -137,6 +151,7 @@ to 127.0.0.1. Stop it with Ctrl-C.`,
       `Lists the pods of a broker's registry, oldest first: the SQLite registry in
 DIR (--registry sqlite is implied by --data-dir), or PostgreSQL (the URL, or
 env DATABASE_URL). --owner keeps one owner's pods.`,
+    run: async (args) => (await import("./operator.ts")).listCommand(args),
   },
   delete: {
     synopsis:
@@ -146,6 +161,7 @@ env DATABASE_URL). --owner keeps one owner's pods.`,
       `Deletes pod ID from the registry a broker serves (see 'list' for the
 flags); the broker answers 410 for it within a second. Exit 0 deleted,
 1 no such pod or already deleted.`,
+    run: async (args) => (await import("./operator.ts")).deleteCommand(args),
   },
 };
 

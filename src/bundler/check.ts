@@ -6,7 +6,7 @@
  * @module
  */
 
-import { DEFAULT_MAX_BLOB_BYTES } from "../config/options.ts";
+import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 import { classifyUrl, cleanUrl, findReferences } from "./html.ts";
 import { findCssUrls, parseSrcset } from "./inline.ts";
 

@@ -1,0 +1,303 @@
+/**
+ * Receiving an upload's body, for `POST /pods` and `PUT /:id` alike: the
+ * size limit (from Content-Length, then while the body streams in), the
+ * media type, the upload budget, the progress deadline and the SHA-256
+ * computed as the bytes arrive.
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import { BrokerError } from "./problem.ts";
+import type { UploadBudget, UploadReservation } from "./upload_budget.ts";
+import { BodyBuffer, FIRST_HOLD_BYTES } from "./body_buffer.ts";
+import { ContentScan, type ScannedContent } from "../pod/content_scan.ts";
+import {
+  MIN_UPLOAD_BYTES_PER_SECOND,
+  type PaceLimit,
+  UPLOAD_DEADLINE_WINDOWS,
+  UploadPace,
+} from "./upload_pace.ts";
+
+export { MIN_UPLOAD_BYTES_PER_SECOND };
+
+/** What receiving a body needs: the limits and the budget. */
+export interface BodyLimits {
+  /** Upload limit in bytes. */
+  maxBlobBytes: number;
+  /** The broker-wide budget of upload bytes in flight. */
+  budget: UploadBudget;
+  /** Longest wait for the next body byte, and the minimum rate's window. */
+  uploadTimeoutMs: number;
+  /** The client's address, for the budget's per-address cap. */
+  address?: string | undefined;
+}
+
+/** A received body: its bytes, their SHA-256, and its hold on the budget. */
+export interface ReceivedBody {
+  /** The body's bytes. */
+  blob: Uint8Array;
+  /** Their SHA-256, computed as they arrived. */
+  sha256: Uint8Array;
+  /**
+   * For a body read in chunks, the signed content's digest found as they
+   * arrived (see `ContentScan`); null otherwise.
+   */
+  content: ScannedContent | null;
+  /** Gives the budget back; call once the pod is stored or refused. */
+  release(): void;
+}
+
+/**
+ * Receives a pod body, for `POST /pods` and `PUT /:id` alike: the size
+ * limit (from Content-Length, then while the body streams in), the media
+ * type, the upload budget (held until the caller releases it) and the
+ * progress deadline.
+ *
+ * @param request The request with the pod as its body.
+ * @param context Limits and budget.
+ * @returns The bytes, their SHA-256 and the budget's release.
+ * @throws {BrokerError} For every refusal.
+ */
+export async function receiveBody(
+  request: Request,
+  context: BodyLimits,
+): Promise<ReceivedBody> {
+  const { maxBlobBytes } = context;
+  const length = request.headers.get("Content-Length");
+  if (length !== null && Number(length) > maxBlobBytes) {
+    throw tooLarge(`Content-Length ${length}`, maxBlobBytes);
+  }
+  const mediaType = request.headers.get("Content-Type")?.split(";")[0]?.trim()
+    .toLowerCase();
+  if (mediaType !== "text/html") {
+    throw new BrokerError(
+      "unsupported_media_type",
+      `Cannot accept '${
+        mediaType ?? "no content type"
+      }': a pod is sent as text/html`,
+    );
+  }
+  const known = length !== null && /^\d+$/.test(length);
+  const announced = known ? Number(length) : maxBlobBytes;
+  const whole = known && announced <= WHOLE_BODY_BYTES;
+  // A small body is held whole at once; a larger one holds its first
+  // chunk's room and grows as its bytes arrive (see readBody).
+  if (context.budget.isAddressFull(context.address)) {
+    throw busy("from your address");
+  }
+  const reservation = context.budget.reserve(
+    whole ? announced : Math.min(announced, FIRST_HOLD_BYTES),
+    context.address,
+  );
+  if (reservation === null) throw busy();
+  try {
+    const { blob, sha256, content } = whole
+      ? {
+        ...await readSmallBody(request, context.uploadTimeoutMs),
+        content: null,
+      }
+      : await readBody(request.body, announced, known, context, reservation);
+    return { blob, sha256, content, release: () => reservation.release() };
+  } catch (error) {
+    reservation.release();
+    throw error;
+  }
+}
+
+/**
+ * Bodies announced at this size or less are read whole by the runtime
+ * (`arrayBuffer()`, its fastest path); larger or chunked ones chunk by
+ * chunk. Sizing the buffer from the client's word is harmless at this
+ * size, and the upload budget holds the announced bytes.
+ */
+const WHOLE_BODY_BYTES = 64 * 1024;
+
+/**
+ * Reads a small body with a known length whole, failing with
+ * `upload_timeout` when it has not all arrived after `ms` (for a body this
+ * small, the same as a pause of `ms`). HTTP framing ends the body at its
+ * `Content-Length`, which is within the limit.
+ */
+async function readSmallBody(
+  request: Request,
+  ms: number,
+): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const reading = request.arrayBuffer();
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() =>
+      reject(
+        new BrokerError(
+          "upload_timeout",
+          `Cannot accept the pod: it had not all arrived after ${ms} ms`,
+        ),
+      ), ms);
+  });
+  try {
+    const blob = new Uint8Array(await Promise.race([reading, timeout]));
+    return {
+      blob,
+      sha256: new Uint8Array(createHash("sha256").update(blob).digest()),
+    };
+  } catch (error) {
+    // The read left behind settles when the connection goes.
+    reading.catch(() => {});
+    throw aborted(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Reads a body of at most `maxBlobBytes`, cutting it off at one byte more,
+ * and failing with `upload_timeout` when it falls behind its
+ * {@linkcode UploadPace} (no byte for `uploadTimeoutMs`, less than
+ * {@linkcode MIN_UPLOAD_BYTES_PER_SECOND} over any such window, or not
+ * whole after {@linkcode UPLOAD_DEADLINE_WINDOWS} of them), and with `busy`
+ * when the bytes received no longer fit the budget. Memory grows with the
+ * bytes received, never with what the client announced (see
+ * {@linkcode BodyBuffer}); the budget holds what was received. The SHA-256
+ * of the blob is computed as the chunks arrive, while the network is the
+ * bottleneck, instead of in a second pass; so is the digest the manifest
+ * signs (every byte but the payload, {@linkcode ContentScan}).
+ */
+async function readBody(
+  body: ReadableStream<Uint8Array> | null,
+  announced: number,
+  exact: boolean,
+  context: BodyLimits,
+  reservation: UploadReservation,
+): Promise<
+  { blob: Uint8Array; sha256: Uint8Array; content: ScannedContent | null }
+> {
+  const hash = createHash("sha256");
+  if (body === null) {
+    return {
+      blob: new Uint8Array(0),
+      sha256: new Uint8Array(hash.digest()),
+      content: null,
+    };
+  }
+  const max = context.maxBlobBytes;
+  const ms = context.uploadTimeoutMs;
+  // HTTP framing ends a body with a length there; a chunked one may go on
+  // to the limit.
+  const capacity = Math.min(announced, max);
+  const buffer = new BodyBuffer(capacity, exact);
+  const scan = new ContentScan();
+  const reader = body.getReader();
+  const pace = new UploadPace(ms, performance.now());
+  let size = 0;
+  try {
+    for (;;) {
+      const { waitMs, limit } = pace.next(performance.now(), ms);
+      const { done, value } = await readWithin(
+        reader,
+        waitMs,
+        () => paceError(limit, context),
+      );
+      if (done) break;
+      pace.add(value.length, performance.now());
+      const end = size + value.length;
+      if (end > capacity) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge("The body", max);
+      }
+      if (!reservation.grow(end)) {
+        // Given back at once, before the cancel settles: other uploads
+        // reading their next chunks meanwhile must see the room.
+        reservation.release();
+        await reader.cancel().catch(() => {});
+        throw busy();
+      }
+      buffer.append(value, reservation);
+      hash.update(value);
+      scan.update(buffer.received(), end);
+      size = end;
+    }
+  } catch (error) {
+    // The memory goes back now, not at the next garbage collection: a burst
+    // of refusals would otherwise hold their bytes beyond the budget.
+    buffer.drop();
+    throw aborted(error);
+  } finally {
+    reader.releaseLock();
+  }
+  return {
+    blob: buffer.take(),
+    sha256: new Uint8Array(hash.digest()),
+    content: scan.result(),
+  };
+}
+
+/**
+ * The next chunk, or the error of `timedOut()` (and the body cancelled)
+ * when none comes within `waitMs`.
+ */
+async function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  waitMs: number,
+  timedOut: () => BrokerError,
+): ReturnType<typeof reader.read> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let expired = false;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      expired = true;
+      resolve();
+    }, Math.max(0, waitMs));
+  });
+  try {
+    const result = await Promise.race([reader.read(), timeout]);
+    // Checked after the race: cancelling settles the pending read too.
+    if (expired || result === undefined) {
+      await reader.cancel().catch(() => {});
+      throw timedOut();
+    }
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The `upload_timeout` of the pace rule that ended a body's wait. */
+function paceError(limit: PaceLimit, context: BodyLimits): BrokerError {
+  const why = limit === "pause"
+    ? `no byte of it arrived for ${context.uploadTimeoutMs} ms`
+    : limit === "slow"
+    ? `it arrived slower than ${MIN_UPLOAD_BYTES_PER_SECOND} bytes a second over ${context.uploadTimeoutMs} ms`
+    : `it had not all arrived after ${
+      UPLOAD_DEADLINE_WINDOWS * context.uploadTimeoutMs
+    } ms`;
+  return new BrokerError("upload_timeout", `Cannot accept the pod: ${why}`);
+}
+
+function busy(from = ""): BrokerError {
+  return new BrokerError(
+    "busy",
+    `Cannot accept the pod now: too many uploads in flight${
+      from && ` ${from}`
+    }, try again shortly`,
+  );
+}
+
+/**
+ * A failed read of the body (the client went away, or reset the
+ * connection) as `upload_aborted`; the broker's own refusals pass through.
+ */
+function aborted(error: unknown): unknown {
+  if (error instanceof BrokerError) return error;
+  return new BrokerError(
+    "upload_aborted",
+    "Cannot accept the pod: the connection ended before its body did",
+    { cause: error },
+  );
+}
+
+function tooLarge(what: string, max: number): BrokerError {
+  return new BrokerError(
+    "blob_too_large",
+    `Cannot accept the pod: ${what} exceeds the limit of ${max} bytes`,
+  );
+}
