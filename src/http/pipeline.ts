@@ -27,7 +27,7 @@ import {
 import type { PodHosts } from "./pod_host.ts";
 import type { Metrics } from "../operator/metrics.ts";
 import type { PodContext } from "./routes/pod.ts";
-import { createObserve } from "./observe.ts";
+import { createObserve, type Observe } from "./observe.ts";
 import {
   createReadyPod,
   HSTS,
@@ -89,31 +89,7 @@ export function createPipeline(
     [...routes, ...podRoutes].filter((route) => route.upgrade === true),
   );
   const observer = createObserve(options, metrics);
-  const observe = (
-    request: Request,
-    route: string | null,
-    id: string,
-    started: number,
-    answer: Response | Admission,
-    bodyBytes?: number,
-    peerAddress?: string,
-  ): Response | Admission => {
-    observer?.(request, {
-      route,
-      id,
-      started,
-      // An admitted upgrade is counted as the 101 the adapter will send.
-      status: answer instanceof Response ? answer.status : 101,
-      // Never `answer.body`: reading it turns a byte body into a stream,
-      // which takes Deno.serve off its fast path.
-      length: bodyBytes ??
-        (answer instanceof Response
-          ? answer.headers.get("Content-Length")
-          : null),
-      peerAddress,
-    });
-    return answer;
-  };
+  const observe = observeAnswers(observer);
   const ready = createReadyPod({
     options,
     podHosts,
@@ -220,6 +196,38 @@ export function createPipeline(
   const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
 
   return { handle, ready, refuseMethod, isUpgradePath };
+}
+
+/**
+ * What the pipeline calls with each answer before returning it: the
+ * observer (metrics and the access log) told of its status and size.
+ */
+function observeAnswers(observer: Observe | null) {
+  return (
+    request: Request,
+    route: string | null,
+    id: string,
+    started: number,
+    answer: Response | Admission,
+    bodyBytes?: number,
+    peerAddress?: string,
+  ): Response | Admission => {
+    observer?.(request, {
+      route,
+      id,
+      started,
+      // An admitted upgrade is counted as the 101 the adapter will send.
+      status: answer instanceof Response ? answer.status : 101,
+      // Never `answer.body`: reading it turns a byte body into a stream,
+      // which takes Deno.serve off its fast path.
+      length: bodyBytes ??
+        (answer instanceof Response
+          ? answer.headers.get("Content-Length")
+          : null),
+      peerAddress,
+    });
+    return answer;
+  };
 }
 
 function withHsts(baseUrl: string, response: Response): Response {
