@@ -7,6 +7,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   collect,
+  type ContractApi,
   newSeed,
   putUpdate,
   runCli,
@@ -28,6 +29,26 @@ function declaring(content: string, head = ""): string {
   return `<!doctype html><html><head><meta charset="utf-8">${head}` +
     `<meta name="pod-permissions" content="${content}">` +
     `<title>call</title></head><body><p>call</p></body></html>\n`;
+}
+
+/**
+ * `pod-broker sign --key key.pem --out page.pod.html page.html` in the
+ * folder of `at`, which must succeed; what it warned.
+ */
+async function signPage(
+  api: ContractApi,
+  at: (name: string) => string,
+): Promise<string> {
+  const signed = await runCli(api, [
+    "sign",
+    "--key",
+    at("key.pem"),
+    "--out",
+    at("page.pod.html"),
+    at("page.html"),
+  ]);
+  assert.equal(signed.code, 0, signed.stderr);
+  return signed.stderr;
 }
 
 /** Each member of a Permissions-Policy, by feature. */
@@ -358,17 +379,8 @@ test("pod-broker build --permissions writes the declaration, sign warns about un
 
   // sign: unknown and odd-case tokens are dropped with a warning.
   await writeFile(at("page.html"), declaring("camera Microphone x-ray"));
-  const signed = await runCli(api, [
-    "sign",
-    "--key",
-    at("key.pem"),
-    "--out",
-    at("page.pod.html"),
-    at("page.html"),
-  ]);
-  assert.equal(signed.code, 0, signed.stderr);
   assert.match(
-    signed.stderr,
+    await signPage(api, at),
     /unknown permission 'Microphone', 'x-ray' dropped \(known: camera, microphone,/,
   );
   const listed = await runCli(api, ["verify", at("page.pod.html")]);
@@ -391,18 +403,10 @@ test("pod-broker sign warns about a declaration a broker ignores: over 256 bytes
   await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
   const sign = async (html: string) => {
     await writeFile(at("page.html"), html);
-    const signed = await runCli(api, [
-      "sign",
-      "--key",
-      at("key.pem"),
-      "--out",
-      at("page.pod.html"),
-      at("page.html"),
-    ]);
-    assert.equal(signed.code, 0, signed.stderr);
+    const warned = await signPage(api, at);
     const listed = await runCli(api, ["verify", at("page.pod.html")]);
     assert.equal(listed.code, 0, listed.stderr);
-    return { warned: signed.stderr, listed: JSON.parse(listed.stdout) };
+    return { warned, listed: JSON.parse(listed.stdout) };
   };
   const long = await sign(declaring(`camera ${"x".repeat(251)}`));
   assert.match(

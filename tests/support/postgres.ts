@@ -7,6 +7,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { freePort } from "./ports.ts";
+import { stopChild } from "./child_stop.ts";
 
 /** The directory of Debian's PostgreSQL binaries (the newest version), or null. */
 export function postgresBinDir(): string | null {
@@ -192,20 +193,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     const running = child;
     child = null;
     if (running === null) return;
-    try {
-      running.kill("SIGINT"); // fast shutdown
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        running.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 10_000);
-    await running.status;
-    clearTimeout(timer);
+    await stopChild(running, "SIGINT", 10_000); // SIGINT: fast shutdown
     await Promise.all(drains.splice(0));
   };
   const url = (database = "postgres") =>
