@@ -740,6 +740,29 @@ export async function expectedTurnCredential(
   return btoa(String.fromCharCode(...new Uint8Array(mac)));
 }
 
+/**
+ * Sends one request (`head`, then `body`) over raw TCP to 127.0.0.1:`port`
+ * and reads its response: for what fetch will not send, such as a Host of
+ * its own.
+ */
+export async function rawRequest(
+  port: number,
+  head: string,
+  body: Uint8Array = new Uint8Array(0),
+): Promise<RawResponse> {
+  const conn = await RawConnection.open(port);
+  try {
+    await conn.write(head);
+    if (body.length > 0) await conn.write(body);
+    const text = await conn.readUntil((text) =>
+      parseRawResponse(text).complete
+    );
+    return parseRawResponse(text);
+  } finally {
+    await conn.close();
+  }
+}
+
 /** A raw connection that announced an upload and sent `sent` of it. */
 export async function announce(
   port: number,

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
   collect,
-  parseRawResponse,
-  RawConnection,
+  rawRequest,
+  type RawResponse,
   signedPod,
   startServer,
   upload,
@@ -23,20 +23,11 @@ async function getAs(
   port: number,
   host: string,
   path: string,
-): Promise<{ status: number; head: string; body: string }> {
-  const conn = await RawConnection.open(port);
-  try {
-    await conn.write(
-      `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
-    );
-    const text = await conn.readUntil((text) =>
-      parseRawResponse(text).complete
-    );
-    const { status, head, body } = parseRawResponse(text);
-    return { status, head, body };
-  } finally {
-    await conn.close();
-  }
+): Promise<RawResponse> {
+  return rawRequest(
+    port,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
 }
 
 test("GET / on the broker host: a static page with the version, /health, upload and docs, under its own strict policy", async (api) => {

@@ -19,6 +19,7 @@ export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
 export {
   type CliRun,
   replaceText,
+  runCommand,
   SAMPLE_HTML,
   type TestServer,
   upload,
