@@ -282,17 +282,22 @@ test("permissions: a hostile declaration is bounded and ignored", async (api) =>
   );
 });
 
-test("pod-broker --pod-permissions none grants nothing; an unknown token stops the start with exit 2", async (api) => {
-  await using broker = await spawnBroker(api, [
+/** `pod-broker` on pods.test, with `--pod-permissions` set to `permissions`. */
+function podDomainBroker(api: ContractApi, permissions: string) {
+  return spawnBroker(api, [
     "--pod-domain",
     "pods.test",
     "--pod-permissions",
-    "none",
+    permissions,
     "--port",
     "0",
     "--hostname",
     "127.0.0.1",
   ]);
+}
+
+test("pod-broker --pod-permissions none grants nothing; an unknown token stops the start with exit 2", async (api) => {
+  await using broker = await podDomainBroker(api, "none");
   const base = `http://127.0.0.1:${broker.port}`;
   const call = await publish(
     api,
@@ -303,29 +308,14 @@ test("pod-broker --pod-permissions none grants nothing; an unknown token stops t
   assert.deepEqual(grantedBy(await requestAs(broker.port, call.host, "/")), []);
   assert.deepEqual(await metaPermissions(base, call.id), []);
 
-  const some = await spawnBroker(api, [
-    "--pod-domain",
-    "pods.test",
-    "--pod-permissions",
-    "microphone, camera",
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
-  ]);
-  try {
+  {
+    await using some = await podDomainBroker(api, "microphone, camera");
+    const declared = declaring("camera display-capture");
     const base = `http://127.0.0.1:${some.port}`;
-    const pod = await publish(
-      api,
-      base,
-      some.port,
-      declaring("camera display-capture"),
-    );
+    const pod = await publish(api, base, some.port, declared);
     assert.deepEqual(grantedBy(await requestAs(some.port, pod.host, "/")), [
       "camera",
     ]);
-  } finally {
-    await some.stop();
   }
 
   const refused = await runCli(api, ["--pod-permissions", "camera,usb"]);

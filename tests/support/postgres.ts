@@ -8,6 +8,20 @@ import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { freePort } from "./ports.ts";
 import { stopChild } from "./child_stop.ts";
+import {
+  PostgresRegistry,
+  type PostgresRegistryOptions,
+} from "../../src/registries/postgres.ts";
+
+/** Opens a PostgresRegistry that closes when disposed of (`await using`). */
+export async function openRegistry(
+  options: PostgresRegistryOptions,
+): Promise<PostgresRegistry & AsyncDisposable> {
+  const registry = await PostgresRegistry.open(options);
+  return Object.assign(registry, {
+    [Symbol.asyncDispose]: () => registry.close(),
+  });
+}
 
 /** The directory of Debian's PostgreSQL binaries (the newest version), or null. */
 export function postgresBinDir(): string | null {
@@ -238,6 +252,8 @@ export async function postgresForFile(): Promise<{
   ignore: boolean;
   server: () => TestPostgres;
   pgTest: (name: string, fn: () => Promise<void>) => void;
+  /** The URL of a fresh database on the server. */
+  freshUrl: () => Promise<string>;
 }> {
   const ignore = !havePostgres() && !Deno.env.get("CI");
   const pg: TestPostgres | null = ignore ? null : await startPostgres();
@@ -251,5 +267,6 @@ export async function postgresForFile(): Promise<{
   };
   const pgTest = (name: string, fn: () => Promise<void>) =>
     Deno.test({ name, ignore, fn });
-  return { ignore, server, pgTest };
+  const freshUrl = async () => server().url(await server().createDatabase());
+  return { ignore, server, pgTest, freshUrl };
 }

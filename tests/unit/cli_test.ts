@@ -438,14 +438,9 @@ Deno.test("cli sign warns about remote references and a page past the default li
     page,
     '<!doctype html><head>\n<script src="https://cdn.example/x.js"></script></head><img src="logo.png">',
   );
-  const remote = await cli([
-    "sign",
-    "--key",
-    key,
-    "--out",
-    join(dir, "o.html"),
-    page,
-  ]);
+  const sign = (page: string, out: string) =>
+    cli(["sign", "--key", key, "--out", join(dir, out), page]);
+  const remote = await sign(page, "o.html");
   assert.equal(remote.code, 0, remote.stderr);
   assert.match(
     remote.stderr,
@@ -457,14 +452,7 @@ Deno.test("cli sign warns about remote references and a page past the default li
     big,
     `<!doctype html><head></head><p>${"x".repeat(DEFAULT_MAX_BLOB_BYTES)}</p>`,
   );
-  const large = await cli([
-    "sign",
-    "--key",
-    key,
-    "--out",
-    join(dir, "b.html"),
-    big,
-  ]);
+  const large = await sign(big, "b.html");
   assert.equal(large.code, 0, large.stderr);
   assert.match(
     large.stderr,
