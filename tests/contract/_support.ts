@@ -155,6 +155,16 @@ export async function signedPod(
   return new Uint8Array(pod);
 }
 
+/** Asserts each header of `expected` on `response` (null: absent). */
+export function assertHeaders(
+  response: Response,
+  expected: Record<string, string | null>,
+): void {
+  for (const [name, value] of Object.entries(expected)) {
+    assert.equal(response.headers.get(name), value, name);
+  }
+}
+
 /** POSTs `body` to /pods as text/html. */
 export function upload(
   url: string,
