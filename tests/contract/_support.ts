@@ -155,6 +155,16 @@ export async function signedPod(
   return new Uint8Array(pod);
 }
 
+/** Asserts each header of `expected` on `response` (null: absent). */
+export function assertHeaders(
+  response: Response,
+  expected: Record<string, string | null>,
+): void {
+  for (const [name, value] of Object.entries(expected)) {
+    assert.equal(response.headers.get(name), value, name);
+  }
+}
+
 /** POSTs `body` to /pods as text/html. */
 export function upload(
   url: string,
@@ -738,6 +748,29 @@ export async function expectedTurnCredential(
     new TextEncoder().encode(username),
   );
   return btoa(String.fromCharCode(...new Uint8Array(mac)));
+}
+
+/**
+ * Sends one request (`head`, then `body`) over raw TCP to 127.0.0.1:`port`
+ * and reads its response: for what fetch will not send, such as a Host of
+ * its own.
+ */
+export async function rawRequest(
+  port: number,
+  head: string,
+  body: Uint8Array = new Uint8Array(0),
+): Promise<RawResponse> {
+  const conn = await RawConnection.open(port);
+  try {
+    await conn.write(head);
+    if (body.length > 0) await conn.write(body);
+    const text = await conn.readUntil((text) =>
+      parseRawResponse(text).complete
+    );
+    return parseRawResponse(text);
+  } finally {
+    await conn.close();
+  }
 }
 
 /** A raw connection that announced an upload and sent `sent` of it. */

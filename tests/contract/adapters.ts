@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { connect, createServer, type Server } from "node:net";
+import { connect, createServer } from "node:net";
 import {
   ANY_LOCAL_PORT,
   assertProblem,
@@ -27,11 +27,15 @@ const { cases, test } = collect();
 /** The adapter cases. */
 export const ADAPTER_CASES = cases;
 
-/** Holds a TCP port on 127.0.0.1 until the returned server is closed. */
-async function holdPort(): Promise<{ port: number; server: Server }> {
+/** Holds a TCP port on 127.0.0.1 until disposed of. */
+async function holdPort(): Promise<{ port: number } & AsyncDisposable> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { port: (server.address() as { port: number }).port, server };
+  return {
+    port: (server.address() as { port: number }).port,
+    [Symbol.asyncDispose]: () =>
+      new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Whether `port` on 127.0.0.1 can be listened on now. */
@@ -61,75 +65,63 @@ async function runCliWithin(
   return { ...run, timedOut: run.stopped };
 }
 
+/** Asserts that `run` stopped at start-up with one line: `flag`'s port is in use. */
+function assertPortInUse(run: CliRun & { timedOut: boolean }, flag: RegExp) {
+  assert.equal(run.timedOut, false, "the CLI hung");
+  assert.notEqual(run.code, 0);
+  const lines = run.stderr.trim().split("\n");
+  assert.equal(lines.length, 1, run.stderr);
+  assert.match(lines[0]!, flag);
+  assert.match(lines[0]!, /in use/);
+}
+
 test("issue 18: a taken --metrics-port fails start-up with one line, a non-zero exit and nothing left listening", async (api) => {
-  const taken = await holdPort();
-  try {
-    const port = await freePort();
-    const run = await runCliWithin(api, [
-      "--port",
-      String(port),
-      "--hostname",
-      "127.0.0.1",
-      "--metrics-port",
-      String(taken.port),
-    ], 20_000);
-    assert.equal(run.timedOut, false, "the CLI hung");
-    assert.notEqual(run.code, 0);
-    const lines = run.stderr.trim().split("\n");
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0]!, /--metrics-port/);
-    assert.match(lines[0]!, /in use/);
-    assert.doesNotMatch(run.stderr, /a bug|\n\s+at /);
-    assert.ok(await isFree(port), "the main port is still taken");
-  } finally {
-    await new Promise((resolve) => taken.server.close(resolve));
-  }
+  await using taken = await holdPort();
+  const port = await freePort();
+  const run = await runCliWithin(api, [
+    "--port",
+    String(port),
+    "--hostname",
+    "127.0.0.1",
+    "--metrics-port",
+    String(taken.port),
+  ], 20_000);
+  assertPortInUse(run, /--metrics-port/);
+  assert.doesNotMatch(run.stderr, /a bug|\n\s+at /);
+  assert.ok(await isFree(port), "the main port is still taken");
 });
 
 test("issue 18: createSignalServer rejects a taken metrics port and gives the main port back", async (api) => {
-  const taken = await holdPort();
-  try {
-    const port = await freePort();
-    await assert.rejects(
-      api.createSignalServer({
-        registry: new api.MemoryRegistry(),
-        port,
-        hostname: "127.0.0.1",
-        logger: api.silentLogger,
-        metrics: { port: taken.port },
-      }),
-      (error: Error) =>
-        error instanceof TypeError && /metrics\.port/.test(error.message) &&
-        /in use/.test(error.message),
-    );
-    assert.ok(await isFree(port), "the main port is still taken");
-  } finally {
-    await new Promise((resolve) => taken.server.close(resolve));
-  }
+  await using taken = await holdPort();
+  const port = await freePort();
+  await assert.rejects(
+    api.createSignalServer({
+      registry: new api.MemoryRegistry(),
+      port,
+      hostname: "127.0.0.1",
+      logger: api.silentLogger,
+      metrics: { port: taken.port },
+    }),
+    (error: Error) =>
+      error instanceof TypeError && /metrics\.port/.test(error.message) &&
+      /in use/.test(error.message),
+  );
+  assert.ok(await isFree(port), "the main port is still taken");
 });
 
 test("issue 18: a taken --port fails start-up with one line, and the metrics port is given back", async (api) => {
-  const taken = await holdPort();
-  try {
-    const metricsPort = await freePort();
-    const run = await runCliWithin(api, [
-      "--port",
-      String(taken.port),
-      "--hostname",
-      "127.0.0.1",
-      "--metrics-port",
-      String(metricsPort),
-    ], 20_000);
-    assert.equal(run.timedOut, false, "the CLI hung");
-    assert.notEqual(run.code, 0);
-    const lines = run.stderr.trim().split("\n");
-    assert.equal(lines.length, 1, run.stderr);
-    assert.match(lines[0]!, /--port/);
-    assert.match(lines[0]!, /in use/);
-    assert.ok(await isFree(metricsPort), "the metrics port is still taken");
-  } finally {
-    await new Promise((resolve) => taken.server.close(resolve));
-  }
+  await using taken = await holdPort();
+  const metricsPort = await freePort();
+  const run = await runCliWithin(api, [
+    "--port",
+    String(taken.port),
+    "--hostname",
+    "127.0.0.1",
+    "--metrics-port",
+    String(metricsPort),
+  ], 20_000);
+  assertPortInUse(run, /--port/);
+  assert.ok(await isFree(metricsPort), "the metrics port is still taken");
 });
 
 /** The `ip` of each access log line in `stdout`, in order. */

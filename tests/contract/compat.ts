@@ -4,6 +4,7 @@
 // Node 22 (see _support.ts).
 import assert from "node:assert/strict";
 import {
+  assertHeaders,
   collect,
   type ContractApi,
   expectedTurnCredential,
@@ -541,13 +542,12 @@ test("compat: /peerjs/id gives a fresh id as text/plain, nosniff, CORS *; /peerj
       headers: { Origin: "null" },
     });
     assert.equal(response.status, 200);
-    assert.equal(
-      response.headers.get("Content-Type"),
-      "text/plain; charset=utf-8",
-    );
-    assert.equal(response.headers.get("X-Content-Type-Options"), "nosniff");
-    assert.equal(response.headers.get("Access-Control-Allow-Origin"), "*");
-    assert.equal(response.headers.get("Cache-Control"), "no-store");
+    assertHeaders(response, {
+      "Content-Type": "text/plain; charset=utf-8",
+      "X-Content-Type-Options": "nosniff",
+      "Access-Control-Allow-Origin": "*",
+      "Cache-Control": "no-store",
+    });
     const id = await response.text();
     assert.match(id, /^[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}$/);
     ids.add(id);

@@ -4,8 +4,6 @@
 // registry is reopened; and the metrics' pod hits agree with the
 // registry's, on pod hosts too.
 import assert from "node:assert/strict";
-import type { Buffer } from "node:buffer";
-import { request as httpRequest } from "node:http";
 import {
   collect,
   type ContractApi,
@@ -16,6 +14,7 @@ import {
   upload,
 } from "./_support.ts";
 import { trickyNames } from "./_names.ts";
+import { requestAs } from "./pod_domain.ts";
 
 const { cases, test } = collect();
 
@@ -83,33 +82,6 @@ test("signed fields: /meta gives back a name with NUL, control characters, U+202
   }
 });
 
-/** One GET or HEAD to 127.0.0.1:`port` with a raw `Host`; its status. */
-function statusAs(
-  port: number,
-  host: string,
-  path: string,
-  method = "GET",
-  headers: Record<string, string> = {},
-): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      path,
-      method,
-      headers: { ...headers, Host: host },
-      agent: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => resolve(res.statusCode!));
-      res.on("error", reject);
-    });
-    req.on("error", reject);
-    req.end();
-  });
-}
-
 /** `pod_broker_pod_hits_total` from the metrics listener. */
 async function podHitsMetric(metricsPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`))
@@ -130,19 +102,19 @@ test("metrics: with podDomain, pod_broker_pod_hits_total counts the 200 GETs on 
   const created = await (await upload(t.url, await signedPod(api))).json();
   const host = new URL(created.podUrl).host;
   for (let i = 0; i < 3; i++) {
-    assert.equal(await statusAs(port, host, "/"), 200);
+    assert.equal((await requestAs(port, host, "/")).status, 200);
   }
   // Not hits: a HEAD, a 304, the broker host's redirect to the pod host.
-  assert.equal(await statusAs(port, host, "/", "HEAD"), 200);
+  assert.equal((await requestAs(port, host, "/", "HEAD")).status, 200);
   const meta = await (await fetch(`${t.url}/${created.id}/meta`)).json();
   assert.equal(
-    await statusAs(port, host, "/", "GET", {
+    (await requestAs(port, host, "/", "GET", {
       "If-None-Match": `"${meta.sha256}"`,
-    }),
+    })).status,
     304,
   );
   assert.equal(
-    await statusAs(port, `127.0.0.1:${port}`, `/${created.id}`),
+    (await requestAs(port, `127.0.0.1:${port}`, `/${created.id}`)).status,
     302,
   );
   assert.equal(meta.hits, 3);

@@ -5,9 +5,10 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
+  assertHeaders,
   collect,
-  parseRawResponse,
-  RawConnection,
+  rawRequest,
+  type RawResponse,
   signedPod,
   startServer,
   upload,
@@ -19,37 +20,27 @@ const { cases, test } = collect();
 export const FRONT_PAGE_CASES = cases;
 
 /** One GET over raw TCP, with a `Host` that fetch cannot set. */
-async function getAs(
+function getAs(
   port: number,
   host: string,
   path: string,
-): Promise<{ status: number; head: string; body: string }> {
-  const conn = await RawConnection.open(port);
-  try {
-    await conn.write(
-      `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
-    );
-    const text = await conn.readUntil((text) =>
-      parseRawResponse(text).complete
-    );
-    const { status, head, body } = parseRawResponse(text);
-    return { status, head, body };
-  } finally {
-    await conn.close();
-  }
+): Promise<RawResponse> {
+  return rawRequest(
+    port,
+    `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`,
+  );
 }
 
 test("GET / on the broker host: a static page with the version, /health, upload and docs, under its own strict policy", async (api) => {
   await using t = await startServer(api, { maxBlobBytes: 3 * 1024 * 1024 });
   const response = await fetch(`${t.url}/`);
   assert.equal(response.status, 200);
-  assert.equal(
-    response.headers.get("Content-Type"),
-    "text/html; charset=utf-8",
-  );
-  assert.equal(response.headers.get("Vary"), "Accept");
-  assert.equal(response.headers.get("X-Content-Type-Options"), "nosniff");
-  assert.equal(response.headers.get("X-Frame-Options"), "DENY");
+  assertHeaders(response, {
+    "Content-Type": "text/html; charset=utf-8",
+    "Vary": "Accept",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+  });
   const html = await response.text();
   assert.equal(
     Number(response.headers.get("Content-Length")),

@@ -12,7 +12,8 @@ import {
   collect,
   newSeed,
   parseRawResponse,
-  RawConnection,
+  type RawConnection,
+  rawRequest,
   signedPod,
   sleep,
   spawnBroker,
@@ -27,25 +28,6 @@ const { cases, test } = collect();
 
 /** The hardening cases. */
 export const HARDENING_CASES = cases;
-
-/** Sends one request over raw TCP and reads its response. */
-async function rawRequest(
-  port: number,
-  head: string,
-  body: Uint8Array = new Uint8Array(0),
-) {
-  const conn = await RawConnection.open(port);
-  try {
-    await conn.write(head);
-    if (body.length > 0) await conn.write(body);
-    const text = await conn.readUntil((text) =>
-      parseRawResponse(text).complete
-    );
-    return parseRawResponse(text);
-  } finally {
-    await conn.close();
-  }
-}
 
 /** The value of one sample of the metrics listener's exposition. */
 async function sample(metricsPort: number, series: string): Promise<number> {

@@ -26,6 +26,13 @@ const { cases, test } = collect();
 /** The HTTP cases. */
 export const HTTP_CASES = cases;
 
+/** A signed pod's text, its manifest's base64 payload, and the manifest. */
+function manifestOf(pod: Uint8Array) {
+  const text = new TextDecoder().decode(pod);
+  const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
+  return { text, payload, manifest: JSON.parse(atob(payload)) };
+}
+
 /** A memory registry that records every call. */
 function recordingRegistry(
   api: ContractApi,
@@ -161,9 +168,7 @@ test("POST /pods refuses each bad upload with its code, and none reaches putPod"
   const registry = recordingRegistry(api);
   await using t = await startServer(api, { registry, maxBlobBytes: 4096 });
   const pod = await signedPod(api);
-  const text = new TextDecoder().decode(pod);
-  const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
-  const manifest = JSON.parse(atob(payload));
+  const { text, payload, manifest } = manifestOf(pod);
 
   await assertProblem(
     await upload(t.url, new Uint8Array(4097)),
@@ -233,9 +238,7 @@ test("POST /pods refuses each bad upload with its code, and none reaches putPod"
 test("POST /pods checks the signature before the content", async (api) => {
   await using t = await startServer(api);
   const pod = await signedPod(api);
-  const text = new TextDecoder().decode(pod);
-  const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
-  const manifest = JSON.parse(atob(payload));
+  const { payload, manifest } = manifestOf(pod);
   manifest.signature = "A".repeat(86);
   const both = replaceText(
     replaceText(pod, payload, btoa(JSON.stringify(manifest))),
@@ -248,9 +251,7 @@ test("POST /pods checks the signature before the content", async (api) => {
 test("POST /pods refuses an identity-point key with signature_invalid", async (api) => {
   await using t = await startServer(api);
   const pod = await signedPod(api);
-  const text = new TextDecoder().decode(pod);
-  const payload = /id="__POD_MANIFEST_B64">([^<]*)</.exec(text)![1]!;
-  const manifest = JSON.parse(atob(payload));
+  const { payload, manifest } = manifestOf(pod);
   const identity = new Uint8Array(32);
   identity[0] = 1;
   manifest.publicKey = base64Url(identity);

@@ -7,6 +7,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   collect,
+  type ContractApi,
   newSeed,
   putUpdate,
   runCli,
@@ -28,6 +29,26 @@ function declaring(content: string, head = ""): string {
   return `<!doctype html><html><head><meta charset="utf-8">${head}` +
     `<meta name="pod-permissions" content="${content}">` +
     `<title>call</title></head><body><p>call</p></body></html>\n`;
+}
+
+/**
+ * `pod-broker sign --key key.pem --out page.pod.html page.html` in the
+ * folder of `at`, which must succeed; what it warned.
+ */
+async function signPage(
+  api: ContractApi,
+  at: (name: string) => string,
+): Promise<string> {
+  const signed = await runCli(api, [
+    "sign",
+    "--key",
+    at("key.pem"),
+    "--out",
+    at("page.pod.html"),
+    at("page.html"),
+  ]);
+  assert.equal(signed.code, 0, signed.stderr);
+  return signed.stderr;
 }
 
 /** Each member of a Permissions-Policy, by feature. */
@@ -261,17 +282,22 @@ test("permissions: a hostile declaration is bounded and ignored", async (api) =>
   );
 });
 
-test("pod-broker --pod-permissions none grants nothing; an unknown token stops the start with exit 2", async (api) => {
-  await using broker = await spawnBroker(api, [
+/** `pod-broker` on pods.test, with `--pod-permissions` set to `permissions`. */
+function podDomainBroker(api: ContractApi, permissions: string) {
+  return spawnBroker(api, [
     "--pod-domain",
     "pods.test",
     "--pod-permissions",
-    "none",
+    permissions,
     "--port",
     "0",
     "--hostname",
     "127.0.0.1",
   ]);
+}
+
+test("pod-broker --pod-permissions none grants nothing; an unknown token stops the start with exit 2", async (api) => {
+  await using broker = await podDomainBroker(api, "none");
   const base = `http://127.0.0.1:${broker.port}`;
   const call = await publish(
     api,
@@ -282,29 +308,14 @@ test("pod-broker --pod-permissions none grants nothing; an unknown token stops t
   assert.deepEqual(grantedBy(await requestAs(broker.port, call.host, "/")), []);
   assert.deepEqual(await metaPermissions(base, call.id), []);
 
-  const some = await spawnBroker(api, [
-    "--pod-domain",
-    "pods.test",
-    "--pod-permissions",
-    "microphone, camera",
-    "--port",
-    "0",
-    "--hostname",
-    "127.0.0.1",
-  ]);
-  try {
+  {
+    await using some = await podDomainBroker(api, "microphone, camera");
+    const declared = declaring("camera display-capture");
     const base = `http://127.0.0.1:${some.port}`;
-    const pod = await publish(
-      api,
-      base,
-      some.port,
-      declaring("camera display-capture"),
-    );
+    const pod = await publish(api, base, some.port, declared);
     assert.deepEqual(grantedBy(await requestAs(some.port, pod.host, "/")), [
       "camera",
     ]);
-  } finally {
-    await some.stop();
   }
 
   const refused = await runCli(api, ["--pod-permissions", "camera,usb"]);
@@ -358,17 +369,8 @@ test("pod-broker build --permissions writes the declaration, sign warns about un
 
   // sign: unknown and odd-case tokens are dropped with a warning.
   await writeFile(at("page.html"), declaring("camera Microphone x-ray"));
-  const signed = await runCli(api, [
-    "sign",
-    "--key",
-    at("key.pem"),
-    "--out",
-    at("page.pod.html"),
-    at("page.html"),
-  ]);
-  assert.equal(signed.code, 0, signed.stderr);
   assert.match(
-    signed.stderr,
+    await signPage(api, at),
     /unknown permission 'Microphone', 'x-ray' dropped \(known: camera, microphone,/,
   );
   const listed = await runCli(api, ["verify", at("page.pod.html")]);
@@ -391,18 +393,10 @@ test("pod-broker sign warns about a declaration a broker ignores: over 256 bytes
   await writeFile(at("key.pem"), api.encodePrivateKeyPem(await newSeed(api)));
   const sign = async (html: string) => {
     await writeFile(at("page.html"), html);
-    const signed = await runCli(api, [
-      "sign",
-      "--key",
-      at("key.pem"),
-      "--out",
-      at("page.pod.html"),
-      at("page.html"),
-    ]);
-    assert.equal(signed.code, 0, signed.stderr);
+    const warned = await signPage(api, at);
     const listed = await runCli(api, ["verify", at("page.pod.html")]);
     assert.equal(listed.code, 0, listed.stderr);
-    return { warned: signed.stderr, listed: JSON.parse(listed.stdout) };
+    return { warned, listed: JSON.parse(listed.stdout) };
   };
   const long = await sign(declaring(`camera ${"x".repeat(251)}`));
   assert.match(

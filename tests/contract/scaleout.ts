@@ -19,6 +19,7 @@ import {
   startServer,
   tempDir,
   TestClient,
+  upload,
   waitForPort,
 } from "./_support.ts";
 
@@ -319,11 +320,7 @@ test("registry: PostgresRegistry behind a broker stores, serves, counts and take
     try {
       await using t = await startServer(api, { registry });
       const pod = await signedPod(api);
-      const created = await fetch(`${t.url}/pods`, {
-        method: "POST",
-        headers: { "Content-Type": "text/html" },
-        body: pod,
-      });
+      const created = await upload(t.url, pod);
       assert.equal(created.status, 201);
       const { id } = await created.json();
       const got = await fetch(`${t.url}/${id}`);

@@ -32,6 +32,16 @@ const { cases, test } = collect();
 /** The cases of updates bound to their pod, and of keys kept. */
 export const UPDATE_BINDING_CASES = cases;
 
+/** `pod-broker publish FILE --broker URL` with `flags`. */
+function publish(
+  api: ContractApi,
+  file: string,
+  broker: string,
+  ...flags: string[]
+): ReturnType<typeof runCli> {
+  return runCli(api, ["publish", file, "--broker", broker, ...flags]);
+}
+
 /** A dated pod of `seed` with `text` in its body. */
 function dated(
   api: ContractApi,
@@ -294,12 +304,7 @@ test("keys are never lost: build --key, publish without --key, edit, build, publ
     ]);
   assert.equal((await build()).code, 0);
   const built = new Uint8Array(await readFile(at("pod.html")));
-  const first = await runCli(api, [
-    "publish",
-    at("pod.html"),
-    "--broker",
-    broker.url,
-  ]);
+  const first = await publish(api, at("pod.html"), broker.url);
   assert.equal(first.code, 0, first.stderr);
   assert.doesNotMatch(first.stderr, /fresh key/);
   const id = first.stdout.trim().split("/").pop()!;
@@ -316,30 +321,22 @@ test("keys are never lost: build --key, publish without --key, edit, build, publ
   await writeFile(at("index.html"), "<!doctype html><title>t</title><p>two");
   assert.equal((await build()).code, 0);
   assertRefused(
-    await runCli(api, [
-      "publish",
-      at("pod.html"),
-      "--broker",
-      broker.url,
-      "--update",
-      id,
-    ]),
+    await publish(api, at("pod.html"), broker.url, "--update", id),
     /^pod-broker: Cannot update pod '\w+' without --key FILE: /,
   );
   assert.equal(
     (await (await fetch(`${broker.url}/${id}/meta`)).json()).version,
     1,
   );
-  const update = await runCli(api, [
-    "publish",
+  const update = await publish(
+    api,
     at("pod.html"),
-    "--broker",
     broker.url,
     "--key",
     at("author.pem"),
     "--update",
     id,
-  ]);
+  );
   assert.equal(update.code, 0, update.stderr);
   assert.equal(update.stdout, first.stdout);
   assert.match(await served(broker.url, id), /two/);
@@ -379,38 +376,29 @@ test("keys are never lost: re-signing a file signed by another key needs --new-o
   );
   await assert.rejects(readFile(at("taken.html")));
   assertRefused(
-    await runCli(api, [
-      "publish",
-      at("pod.html"),
-      "--broker",
-      broker.url,
-      "--key",
-      at("other.pem"),
-    ]),
+    await publish(api, at("pod.html"), broker.url, "--key", at("other.pem")),
     why,
   );
   assert.equal(registry.size, 0, "nothing uploaded");
   // Re-signing with its own key is fine, and so is --new-owner.
-  const same = await runCli(api, [
-    "publish",
+  const same = await publish(
+    api,
     at("pod.html"),
-    "--broker",
     broker.url,
     "--key",
     at("author.pem"),
-  ]);
+  );
   assert.equal(same.code, 0, same.stderr);
   const sameMeta = await (await fetch(`${same.stdout.trim()}/meta`)).json();
   assert.equal(sameMeta.ownerPubkey, ownerKey);
-  const moved = await runCli(api, [
-    "publish",
+  const moved = await publish(
+    api,
     at("pod.html"),
-    "--broker",
     broker.url,
     "--key",
     at("other.pem"),
     "--new-owner",
-  ]);
+  );
   assert.equal(moved.code, 0, moved.stderr);
   const movedMeta = await (await fetch(`${moved.stdout.trim()}/meta`)).json();
   assert.equal(movedMeta.ownerPubkey, otherKey);
@@ -418,12 +406,7 @@ test("keys are never lost: re-signing a file signed by another key needs --new-o
   const text = await readFile(at("pod.html"), "utf8");
   await writeFile(at("edited.html"), text.replace("<p>hi", "<p>ho"));
   assertRefused(
-    await runCli(api, [
-      "publish",
-      at("edited.html"),
-      "--broker",
-      broker.url,
-    ]),
+    await publish(api, at("edited.html"), broker.url),
     /content_mismatch.*sign it again with --key FILE/,
   );
   assert.equal(registry.size, 2);
@@ -463,13 +446,7 @@ test("keys are never lost: every signing writes createdAt (sign, build --key, pu
     assert.ok(time !== null && Date.parse(time) >= before, `${file}: ${time}`);
   }
   for (const key of [["--key", at("author.pem")], []]) {
-    const run = await runCli(api, [
-      "publish",
-      at("page.html"),
-      "--broker",
-      broker.url,
-      ...key,
-    ]);
+    const run = await publish(api, at("page.html"), broker.url, ...key);
     assert.equal(run.code, 0, run.stderr);
     const meta = await (await fetch(`${run.stdout.trim()}/meta`)).json();
     assert.ok(

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import { supportFile } from "../support/paths.ts";
 import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
 import {
-  FIREFOX_NAMESPACE,
   firefoxNotice,
   firefoxTest,
+  runFirefoxJourney,
 } from "../support/firefox.ts";
 
 const JOURNEY = supportFile("capabilities_journey.ts");
@@ -27,9 +27,5 @@ browserTest(
 
 firefoxTest(
   "a pod's capabilities in Firefox are those docs/authors/capabilities.md lists, on both hosts",
-  async () => {
-    const result = await runJourney(JOURNEY, ["firefox"], [FIREFOX_NAMESPACE]);
-    assert.equal(result.code, 0, result.output);
-    assert.match(result.output, /^journey ok$/m);
-  },
+  () => runFirefoxJourney(JOURNEY),
 );

@@ -9,7 +9,7 @@
 // that every other block is run by a test or says why not.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { spawnBroker } from "../support/helpers.ts";
+import { runCommand, spawnBroker } from "../support/helpers.ts";
 import {
   allBlocks,
   autoCheck,
@@ -29,26 +29,6 @@ function substitute(text: string, port: number): string {
     .replaceAll("$PWD/src/mod.ts", `${ROOT}/src/mod.ts`)
     .replaceAll("localhost:8080", `127.0.0.1:${port}`)
     .replaceAll("../pod-broker", ROOT);
-}
-
-async function run(
-  command: string,
-  args: string[],
-  cwd: string,
-  env: Record<string, string> = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd,
-    stdin: "null",
-    env: { NO_COLOR: "1", ...env },
-  }).output();
-  const text = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: text.decode(output.stdout),
-    stderr: text.decode(output.stderr),
-  };
 }
 
 /** One section's sh and file blocks as a bash script. */
@@ -99,8 +79,9 @@ Deno.test("the README's and the tutorial's commands run as written", async () =>
         await Deno.writeTextFile(path, scriptOf(own, broker.port));
         // `pod-broker init` keeps the author key under XDG_CONFIG_HOME:
         // the test's own folder, never the home of whoever runs it.
-        const result = await run("bash", [path], cwd, {
-          XDG_CONFIG_HOME: join(temp, "config"),
+        const result = await runCommand("bash", [path], {
+          cwd,
+          env: { XDG_CONFIG_HOME: join(temp, "config") },
         });
         assert.equal(
           result.code,
@@ -147,7 +128,9 @@ Deno.test("every ts block of the docs type-checks, and every js block resolves, 
       files.push(file);
     }
     assert.ok(files.length >= 8, `${files.length} blocks checked`);
-    const checked = await run(Deno.execPath(), ["check", ...files], project);
+    const checked = await runCommand(Deno.execPath(), ["check", ...files], {
+      cwd: project,
+    });
     assert.equal(checked.code, 0, checked.stderr);
   } finally {
     await Deno.remove(project, { recursive: true });

@@ -15,7 +15,7 @@ import { postgresForFile } from "../support/postgres.ts";
 import { assertSameBytes } from "../support/registry_contract.ts";
 
 // One server for the file, stopped by the last test.
-const { server, pgTest } = await postgresForFile();
+const { server, pgTest, freshUrl } = await postgresForFile();
 
 type Run = CliRun;
 
@@ -45,7 +45,7 @@ function assertNoPassword(run: Run, password: string) {
 pgTest(
   "cli: serve, list and delete with --registry postgres --database-url",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const { password } = server();
     const broker = await spawnCliBroker([
       "--registry",

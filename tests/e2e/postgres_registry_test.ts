@@ -14,7 +14,7 @@ import {
   PostgresRegistry,
 } from "../../src/registries/postgres.ts";
 import { childPod } from "../support/pg_upload_child.ts";
-import { postgresForFile } from "../support/postgres.ts";
+import { openRegistry, postgresForFile } from "../support/postgres.ts";
 import { signedPod, startServer, upload } from "../support/helpers.ts";
 import {
   assertSameBytes,
@@ -26,13 +26,13 @@ import {
 import { trickyNames } from "../contract/_names.ts";
 
 // One server for the file, stopped by the last test.
-const { ignore: IGNORE, server, pgTest } = await postgresForFile();
+const { ignore: IGNORE, server, pgTest, freshUrl } = await postgresForFile();
 
 /** A registry on a fresh database. */
 async function freshRegistry(
   options: { maxConnections?: number } = {},
 ): Promise<{ registry: PostgresRegistry; url: string }> {
-  const url = server().url(await server().createDatabase());
+  const url = await freshUrl();
   return { registry: await PostgresRegistry.open({ url, ...options }), url };
 }
 
@@ -58,7 +58,7 @@ registryContract(
 pgTest(
   "PostgresRegistry: registries migrating a fresh database at the same moment all succeed",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const registries = await Promise.all(
       Array.from({ length: 4 }, () => PostgresRegistry.open({ url })),
     );
@@ -119,45 +119,41 @@ pgTest(
   async () => {
     // Two connections, twelve streams read in turns: a stream that kept its
     // connection would block the third one.
-    const { registry, url } = await freshRegistry({ maxConnections: 2 });
+    const url = await freshUrl();
+    await using registry = await openRegistry({ url, maxConnections: 2 });
+    const blob = pseudoRandomBytes(3 * POSTGRES_CHUNK_BYTES + 5, 9);
+    await registry.putPod(sampleRecord("chunked00001", blob), blob);
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
-      const blob = pseudoRandomBytes(3 * POSTGRES_CHUNK_BYTES + 5, 9);
-      await registry.putPod(sampleRecord("chunked00001", blob), blob);
-      const sql = postgres(url, { max: 1, onnotice: () => {} });
-      try {
-        const rows = await sql`
-        SELECT seq, length(bytes) AS size FROM pod_broker_chunks
-        WHERE pod_id = 'chunked00001' ORDER BY seq`;
-        assert.deepEqual(rows.map((row) => [row.seq, row.size]), [
-          [0, POSTGRES_CHUNK_BYTES],
-          [1, POSTGRES_CHUNK_BYTES],
-          [2, POSTGRES_CHUNK_BYTES],
-          [3, 5],
-        ]);
-      } finally {
-        await sql.end();
-      }
-      const readers = await Promise.all(
-        Array.from(
-          { length: 12 },
-          async () =>
-            (await registry.getBlobStream("chunked00001"))!.getReader(),
-        ),
-      );
-      const parts: Uint8Array[][] = readers.map(() => []);
-      for (let round = 0; round < 5; round++) {
-        for (const [i, reader] of readers.entries()) {
-          const { done, value } = await reader.read();
-          if (!done) parts[i]!.push(value);
-        }
-      }
-      for (const chunks of parts) {
-        assert.equal(chunks.length, 4);
-        const bytes = new Uint8Array(Buffer.concat(chunks));
-        assertSameBytes(bytes, blob, "streamed");
-      }
+      const rows = await sql`
+      SELECT seq, length(bytes) AS size FROM pod_broker_chunks
+      WHERE pod_id = 'chunked00001' ORDER BY seq`;
+      assert.deepEqual(rows.map((row) => [row.seq, row.size]), [
+        [0, POSTGRES_CHUNK_BYTES],
+        [1, POSTGRES_CHUNK_BYTES],
+        [2, POSTGRES_CHUNK_BYTES],
+        [3, 5],
+      ]);
     } finally {
-      await registry.close();
+      await sql.end();
+    }
+    const readers = await Promise.all(
+      Array.from(
+        { length: 12 },
+        async () => (await registry.getBlobStream("chunked00001"))!.getReader(),
+      ),
+    );
+    const parts: Uint8Array[][] = readers.map(() => []);
+    for (let round = 0; round < 5; round++) {
+      for (const [i, reader] of readers.entries()) {
+        const { done, value } = await reader.read();
+        if (!done) parts[i]!.push(value);
+      }
+    }
+    for (const chunks of parts) {
+      assert.equal(chunks.length, 4);
+      const bytes = new Uint8Array(Buffer.concat(chunks));
+      assertSameBytes(bytes, blob, "streamed");
     }
   },
 );
@@ -165,34 +161,30 @@ pgTest(
 pgTest(
   "PostgresRegistry: a pod deleted while streamed ends the stream with an error",
   async () => {
-    const { registry } = await freshRegistry();
-    try {
-      const blob = pseudoRandomBytes(4 * POSTGRES_CHUNK_BYTES, 3);
-      await registry.putPod(sampleRecord("midstream001", blob), blob);
-      const reader = (await registry.getBlobStream("midstream001"))!
-        .getReader();
-      const first = await reader.read();
-      assert.equal(first.value?.length, POSTGRES_CHUNK_BYTES);
-      assert.equal(await registry.deletePod("midstream001"), true);
-      await assert.rejects(
-        (async () => {
-          while (!(await reader.read()).done) {
-            // drain what was already fetched
-          }
-        })(),
-        { message: /^Cannot read pod 'midstream001': it was deleted/ },
-      );
-      assert.equal(await registry.getBlobStream("midstream001"), null);
-    } finally {
-      await registry.close();
-    }
+    await using registry = await openRegistry({ url: await freshUrl() });
+    const blob = pseudoRandomBytes(4 * POSTGRES_CHUNK_BYTES, 3);
+    await registry.putPod(sampleRecord("midstream001", blob), blob);
+    const reader = (await registry.getBlobStream("midstream001"))!
+      .getReader();
+    const first = await reader.read();
+    assert.equal(first.value?.length, POSTGRES_CHUNK_BYTES);
+    assert.equal(await registry.deletePod("midstream001"), true);
+    await assert.rejects(
+      (async () => {
+        while (!(await reader.read()).done) {
+          // drain what was already fetched
+        }
+      })(),
+      { message: /^Cannot read pod 'midstream001': it was deleted/ },
+    );
+    assert.equal(await registry.getBlobStream("midstream001"), null);
   },
 );
 
 pgTest(
   "PostgresRegistry: every pod acknowledged before a SIGKILL survives byte-exact, no record lacks its blob",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -231,29 +223,25 @@ pgTest(
     }
     const log = await stderr;
     assert.ok(acked.length >= 15, `the child acknowledged ${acked}: ${log}`);
-    const registry = await PostgresRegistry.open({ url });
-    try {
-      for (const index of acked) {
-        const { record, blob } = childPod(index);
-        assert.deepEqual(await registry.getRecord(record.id), record);
-        assertSameBytes(await registry.getBlob(record.id), blob, record.id);
-      }
-      // Every record that made it, acknowledged or not, has its whole blob.
-      let stored = 0;
-      for await (const record of registry.listPods()) {
-        stored += 1;
-        const index = Number(record.id.slice(4));
-        assert.deepEqual(record, childPod(index).record);
-        assertSameBytes(
-          await registry.getBlob(record.id),
-          childPod(index).blob,
-          record.id,
-        );
-      }
-      assert.ok(stored >= acked.length);
-    } finally {
-      await registry.close();
+    await using registry = await openRegistry({ url });
+    for (const index of acked) {
+      const { record, blob } = childPod(index);
+      assert.deepEqual(await registry.getRecord(record.id), record);
+      assertSameBytes(await registry.getBlob(record.id), blob, record.id);
     }
+    // Every record that made it, acknowledged or not, has its whole blob.
+    let stored = 0;
+    for await (const record of registry.listPods()) {
+      stored += 1;
+      const index = Number(record.id.slice(4));
+      assert.deepEqual(record, childPod(index).record);
+      assertSameBytes(
+        await registry.getBlob(record.id),
+        childPod(index).blob,
+        record.id,
+      );
+    }
+    assert.ok(stored >= acked.length);
   },
 );
 
@@ -314,84 +302,77 @@ pgTest(
 pgTest(
   "PostgresRegistry: with PostgreSQL down putPod rejects, and it recovers when it is back",
   async () => {
-    const { registry, url } = await freshRegistry();
+    const url = await freshUrl();
+    await using registry = await openRegistry({ url });
     const database = new URL(url).pathname.slice(1);
+    const blob = new Uint8Array([7, 7, 7]);
+    await registry.putPod(sampleRecord("before000001", blob), blob);
+    await server().stopServer();
+    let failure: unknown;
     try {
-      const blob = new Uint8Array([7, 7, 7]);
-      await registry.putPod(sampleRecord("before000001", blob), blob);
-      await server().stopServer();
-      let failure: unknown;
-      try {
-        await assert.rejects(
-          registry.putPod(sampleRecord("during000001", blob), blob),
-          (error: Error) => {
-            failure = error;
-            return true;
-          },
-        );
-        await assert.rejects(registry.getRecord("before000001"));
-      } finally {
-        await server().startServer();
-      }
-      assert.match(
-        (failure as Error).message,
-        new RegExp(
-          `^Cannot store pod 'during000001': PostgreSQL at 127\\.0\\.0\\.1:${server().port}/${database} is unreachable \\(`,
-        ),
+      await assert.rejects(
+        registry.putPod(sampleRecord("during000001", blob), blob),
+        (error: Error) => {
+          failure = error;
+          return true;
+        },
       );
-      assertHides(failure, server().password);
-      // The same registry, without a restart.
-      await registry.putPod(sampleRecord("after0000001", blob), blob);
-      assertSameBytes(await registry.getBlob("after0000001"), blob, "after");
-      assertSameBytes(await registry.getBlob("before000001"), blob, "before");
-      assert.equal(await registry.getRecord("during000001"), null);
+      await assert.rejects(registry.getRecord("before000001"));
     } finally {
-      await registry.close();
+      await server().startServer();
     }
+    assert.match(
+      (failure as Error).message,
+      new RegExp(
+        `^Cannot store pod 'during000001': PostgreSQL at 127\\.0\\.0\\.1:${server().port}/${database} is unreachable \\(`,
+      ),
+    );
+    assertHides(failure, server().password);
+    // The same registry, without a restart.
+    await registry.putPod(sampleRecord("after0000001", blob), blob);
+    assertSameBytes(await registry.getBlob("after0000001"), blob, "after");
+    assertSameBytes(await registry.getBlob("before000001"), blob, "before");
+    assert.equal(await registry.getRecord("during000001"), null);
   },
 );
 
 pgTest(
   "broker on PostgresRegistry: while PostgreSQL is down uploads and pods answer 503 storage_failed with Retry-After; then it recovers",
   async () => {
-    const { registry } = await freshRegistry();
+    await using registry = await openRegistry({ url: await freshUrl() });
     await using t = await startServer({ registry });
+    const created = await upload(t.url, await signedPod());
+    assert.equal(created.status, 201);
+    const { id } = await created.json();
+    await server().stopServer();
     try {
-      const created = await upload(t.url, await signedPod());
-      assert.equal(created.status, 201);
-      const { id } = await created.json();
-      await server().stopServer();
-      try {
-        for (
-          const response of [
-            await upload(t.url, await signedPod()),
-            await fetch(`${t.url}/${id}`),
-            await fetch(`${t.url}/${id}/meta`),
-          ]
-        ) {
-          assert.equal(response.status, 503);
-          assert.equal(response.headers.get("Retry-After"), "2");
-          const body = await response.json();
-          assert.equal(body.code, "storage_failed");
-          assert.equal(body.status, 503);
-          assert.ok(!JSON.stringify(body).includes(server().password));
-        }
-        const health = await fetch(`${t.url}/health`);
-        assert.equal(health.status, 200);
-        await health.body?.cancel();
-      } finally {
-        await server().startServer();
+      for (
+        const response of [
+          await upload(t.url, await signedPod()),
+          await fetch(`${t.url}/${id}`),
+          await fetch(`${t.url}/${id}/meta`),
+        ]
+      ) {
+        assert.equal(response.status, 503);
+        assert.equal(response.headers.get("Retry-After"), "2");
+        const body = await response.json();
+        assert.equal(body.code, "storage_failed");
+        assert.equal(body.status, 503);
+        assert.ok(!JSON.stringify(body).includes(server().password));
       }
-      // The same broker, without a restart.
-      const again = await upload(t.url, await signedPod());
-      assert.equal(again.status, 201);
-      await again.body?.cancel();
-      const got = await fetch(`${t.url}/${id}`);
-      assert.equal(got.status, 200);
-      await got.body?.cancel();
+      const health = await fetch(`${t.url}/health`);
+      assert.equal(health.status, 200);
+      await health.body?.cancel();
     } finally {
-      await registry.close();
+      await server().startServer();
     }
+    // The same broker, without a restart.
+    const again = await upload(t.url, await signedPod());
+    assert.equal(again.status, 201);
+    await again.body?.cancel();
+    const got = await fetch(`${t.url}/${id}`);
+    assert.equal(got.status, 200);
+    await got.body?.cancel();
   },
 );
 

@@ -16,7 +16,7 @@ import {
   startServer,
   upload,
 } from "../support/helpers.ts";
-import { postgresForFile } from "../support/postgres.ts";
+import { openRegistry, postgresForFile } from "../support/postgres.ts";
 import { runUpdateCrashLoop } from "../support/update_crash.ts";
 import {
   assertSameBytes,
@@ -25,7 +25,7 @@ import {
   sampleRecord,
 } from "../support/registry_contract.ts";
 
-const { server, pgTest } = await postgresForFile();
+const { server, pgTest, freshUrl } = await postgresForFile();
 
 /** The versions of `id` that have chunks stored. */
 async function chunkVersions(url: string, id: string): Promise<number[]> {
@@ -43,33 +43,29 @@ async function chunkVersions(url: string, id: string): Promise<number[]> {
 pgTest(
   "PostgresRegistry.updatePod(): a stream opened before reads the old version whole, its chunks go after keepOldVersionMs, deletePod() removes every version",
   async () => {
-    const url = server().url(await server().createDatabase());
-    const registry = await PostgresRegistry.open({
+    const url = await freshUrl();
+    await using registry = await openRegistry({
       url,
       keepOldVersionMs: 300,
     });
-    try {
-      const id = "swap00000001";
-      await checkStreamAcrossUpdate(registry, id);
-      let versions = await chunkVersions(url, id);
-      for (let waited = 0; waited < 5_000 && versions.length > 1;) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        waited += 100;
-        versions = await chunkVersions(url, id);
-      }
-      assert.deepEqual(versions, [2], "the old version's chunks were swept");
-      assert.equal(await registry.deletePod(id), true);
-      assert.deepEqual(await chunkVersions(url, id), []);
-    } finally {
-      await registry.close();
+    const id = "swap00000001";
+    await checkStreamAcrossUpdate(registry, id);
+    let versions = await chunkVersions(url, id);
+    for (let waited = 0; waited < 5_000 && versions.length > 1;) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      waited += 100;
+      versions = await chunkVersions(url, id);
     }
+    assert.deepEqual(versions, [2], "the old version's chunks were swept");
+    assert.equal(await registry.deletePod(id), true);
+    assert.deepEqual(await chunkVersions(url, id), []);
   },
 );
 
 pgTest(
   "PostgresRegistry upgrades a database of schema 1 and updates its pods",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const blob = pseudoRandomBytes(300 * 1024, 3);
     const record = sampleRecord("legacy000001", blob);
     const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -93,34 +89,30 @@ pgTest(
     } finally {
       await sql.end();
     }
-    const registry = await PostgresRegistry.open({ url, keepOldVersionMs: 0 });
-    try {
-      assert.deepEqual(await registry.getRecord(record.id), {
-        ...record,
-        hits: 5,
-      });
-      assertSameBytes(await registry.getBlob(record.id), blob, "legacy");
-      const next = pseudoRandomBytes(10, 4);
-      assert.equal(
-        await registry.updatePod(
-          { ...sampleRecord(record.id, next), sha256: "N".repeat(43) },
-          next,
-          record.sha256,
-        ),
-        true,
-      );
-      assertSameBytes(await registry.getBlob(record.id), next, "updated");
-      assert.equal((await registry.getRecord(record.id))?.version, 2);
-    } finally {
-      await registry.close();
-    }
+    await using registry = await openRegistry({ url, keepOldVersionMs: 0 });
+    assert.deepEqual(await registry.getRecord(record.id), {
+      ...record,
+      hits: 5,
+    });
+    assertSameBytes(await registry.getBlob(record.id), blob, "legacy");
+    const next = pseudoRandomBytes(10, 4);
+    assert.equal(
+      await registry.updatePod(
+        { ...sampleRecord(record.id, next), sha256: "N".repeat(43) },
+        next,
+        record.sha256,
+      ),
+      true,
+    );
+    assertSameBytes(await registry.getBlob(record.id), next, "updated");
+    assert.equal((await registry.getRecord(record.id))?.version, 2);
   },
 );
 
 pgTest(
   "PostgresRegistry: SIGKILLs during concurrent updates lose no acknowledged version and leave no torn pod",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const report = await runUpdateCrashLoop({
       flags: ["--registry", "postgres"],
       env: { DATABASE_URL: url },
@@ -153,7 +145,7 @@ pgTest(
 pgTest(
   "two brokers on one PostgreSQL: an update through A is served by B within a second",
   async () => {
-    const url = server().url(await server().createDatabase());
+    const url = await freshUrl();
     const registries = await Promise.all(
       [0, 1].map(() => PostgresRegistry.open({ url })),
     );
@@ -202,53 +194,49 @@ pgTest(
 pgTest(
   "update bound to its pod (postgres): a keyless PUT of the owner's other pod is 403 update_unauthorized; a statement naming a version no longer stored is 409 stale_update",
   async () => {
-    const url = server().url(await server().createDatabase());
-    const registry = await PostgresRegistry.open({ url });
-    try {
-      await using broker = await startServer({ registry });
-      const seed = await newSeed();
-      const pod = (text: string, day: string) =>
-        signedPod(`<p>${text}</p>`, {
-          createdAt: `2026-01-${day}T00:00:00Z`,
-        }, seed);
-      const a = await pod("A", "01");
-      const b = await pod("B", "02");
-      const [idA] = await Promise.all([a, b].map(async (blob) => {
-        const created = await upload(broker.url, blob);
-        assert.equal(created.status, 201);
-        return (await created.json()).id as string;
-      }));
-      const keyless = await fetch(`${broker.url}/${idA}`, {
+    const url = await freshUrl();
+    await using registry = await openRegistry({ url });
+    await using broker = await startServer({ registry });
+    const seed = await newSeed();
+    const pod = (text: string, day: string) =>
+      signedPod(`<p>${text}</p>`, {
+        createdAt: `2026-01-${day}T00:00:00Z`,
+      }, seed);
+    const a = await pod("A", "01");
+    const b = await pod("B", "02");
+    const [idA] = await Promise.all([a, b].map(async (blob) => {
+      const created = await upload(broker.url, blob);
+      assert.equal(created.status, 201);
+      return (await created.json()).id as string;
+    }));
+    const keyless = await fetch(`${broker.url}/${idA}`, {
+      method: "PUT",
+      headers: { "Content-Type": "text/html" },
+      body: b,
+    });
+    assert.equal(keyless.status, 403);
+    assert.equal((await keyless.json()).code, "update_unauthorized");
+    // Two updates signed for v1: the first lands, the second is stale.
+    const v2 = await pod("A2", "03");
+    const v3 = await pod("A3", "04");
+    const forV2 = await updateHeaders(DENO_API, broker.url, idA!, v2, seed);
+    const forV3 = await updateHeaders(DENO_API, broker.url, idA!, v3, seed);
+    const put = (body: Uint8Array<ArrayBuffer>, headers: object) =>
+      fetch(`${broker.url}/${idA}`, {
         method: "PUT",
-        headers: { "Content-Type": "text/html" },
-        body: b,
+        headers: { "Content-Type": "text/html", ...headers },
+        body,
       });
-      assert.equal(keyless.status, 403);
-      assert.equal((await keyless.json()).code, "update_unauthorized");
-      // Two updates signed for v1: the first lands, the second is stale.
-      const v2 = await pod("A2", "03");
-      const v3 = await pod("A3", "04");
-      const forV2 = await updateHeaders(DENO_API, broker.url, idA!, v2, seed);
-      const forV3 = await updateHeaders(DENO_API, broker.url, idA!, v3, seed);
-      const put = (body: Uint8Array<ArrayBuffer>, headers: object) =>
-        fetch(`${broker.url}/${idA}`, {
-          method: "PUT",
-          headers: { "Content-Type": "text/html", ...headers },
-          body,
-        });
-      assert.equal((await put(v2, forV2)).status, 200);
-      const stale = await put(v3, forV3);
-      assert.equal(stale.status, 409);
-      assert.equal((await stale.json()).code, "stale_update");
-      const meta = await (await fetch(`${broker.url}/${idA}/meta`)).json();
-      assert.equal(meta.version, 2);
-      assert.equal(
-        await (await fetch(`${broker.url}/${idA}`)).text(),
-        new TextDecoder().decode(v2),
-      );
-    } finally {
-      await registry.close();
-    }
+    assert.equal((await put(v2, forV2)).status, 200);
+    const stale = await put(v3, forV3);
+    assert.equal(stale.status, 409);
+    assert.equal((await stale.json()).code, "stale_update");
+    const meta = await (await fetch(`${broker.url}/${idA}/meta`)).json();
+    assert.equal(meta.version, 2);
+    assert.equal(
+      await (await fetch(`${broker.url}/${idA}`)).text(),
+      new TextDecoder().decode(v2),
+    );
   },
 );
 

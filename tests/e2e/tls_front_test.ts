@@ -21,7 +21,7 @@ import {
   type HostRequestInit,
   requestWithHost,
 } from "../support/host_request.ts";
-import { MOD, signedPod, spawnBroker } from "../support/helpers.ts";
+import { MOD, runCommand, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
 import { OPENSSL, testCertificates } from "../support/tls.ts";
 
@@ -198,19 +198,8 @@ async function checkFront(port: number, ca: string): Promise<void> {
 }
 
 /** Runs `deno run ARGS` to its end. */
-async function deno(args: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: ROOT,
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-  }).output();
-  const text = new TextDecoder();
-  return {
-    code: out.code,
-    stdout: text.decode(out.stdout),
-    stderr: text.decode(out.stderr),
-  };
+function deno(args: string[], env: Record<string, string> = {}) {
+  return runCommand(Deno.execPath(), args, { cwd: ROOT, env });
 }
 
 /** publish through the front: refused with the page's words, then trusted. */

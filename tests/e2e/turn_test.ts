@@ -2,7 +2,12 @@
 // `joined`, and refuses them once they expire (issue 9).
 import assert from "node:assert/strict";
 import { gatedTest } from "../support/gated.ts";
-import { allocate, haveCoturn, startCoturn } from "../support/coturn.ts";
+import {
+  allocate,
+  type Coturn,
+  haveCoturn,
+  startCoturn,
+} from "../support/coturn.ts";
 import { freePort } from "../support/ports.ts";
 import {
   ANY_LOCAL_PORT,
@@ -24,15 +29,18 @@ function turnEntry(frame: Frame): { username: string; credential: string } {
   return entry;
 }
 
+/** A test that needs coturn. */
+function coturnTest(name: string, fn: () => Promise<void>): void {
+  gatedTest(name, have, "coturn is missing: apt-get install -y coturn", fn);
+}
+
 /** coturn on loopback with `secret`, relaying to loopback peers. */
-function loopbackCoturn(secret: string) {
+function loopbackCoturn(secret: string): Promise<Coturn> {
   return startCoturn({ secret, allowLoopbackPeers: true });
 }
 
-gatedTest(
+coturnTest(
   "coturn allocates with the credentials of a real joined frame from the CLI broker set up as docs/operators/turn.md says",
-  have,
-  "coturn is missing: apt-get install -y coturn",
   async () => {
     const secret = `secret-${crypto.randomUUID()}`;
     await using coturn = await loopbackCoturn(secret);
@@ -99,10 +107,8 @@ gatedTest(
   },
 );
 
-gatedTest(
+coturnTest(
   "coturn refuses a credential from joined once it expired, and accepts the fresh one of an ice frame",
-  have,
-  "coturn is missing: apt-get install -y coturn",
   async () => {
     const secret = `secret-${crypto.randomUUID()}`;
     await using coturn = await loopbackCoturn(secret);
@@ -158,10 +164,8 @@ async function documentedCoturnConfig(): Promise<string> {
   return block!.text;
 }
 
-gatedTest(
+coturnTest(
   "the documented coturn configuration takes the broker's credentials, serves turns:, and refuses to relay to loopback",
-  have,
-  "coturn is missing: apt-get install -y coturn",
   async () => {
     const text = await documentedCoturnConfig();
     const secret = `secret-${crypto.randomUUID()}`;

@@ -20,6 +20,7 @@ import {
   peersOf,
   podBroker,
   problems,
+  releaseWhenHeld,
   text,
   ufrags,
   WAIT,
@@ -215,18 +216,7 @@ async function journey(browser: Browser): Promise<void> {
         T.pcs[0]!.restartIce();
       })
     ));
-    for (const peer of [e, f]) {
-      await peer.page.waitForFunction(
-        () => (globalThis as unknown as Win).T.held.length > 0,
-        null,
-        WAIT,
-      );
-    }
-    await Promise.all(
-      [e, f].map((peer) =>
-        peer.page.evaluate(() => (globalThis as unknown as Win).T.release())
-      ),
-    );
+    await releaseWhenHeld([e, f]);
     for (const [i, peer] of [e, f].entries()) {
       await peer.page.waitForFunction(
         (old) => {

@@ -124,6 +124,25 @@ export function peersOf(peer: Peer): Promise<string[]> {
   );
 }
 
+/**
+ * Waits until each of `peers` holds an outgoing frame (`T.hold`), then
+ * releases them all at once, so that what they held crosses.
+ */
+export async function releaseWhenHeld(peers: Peer[]): Promise<void> {
+  for (const peer of peers) {
+    await peer.page.waitForFunction(
+      () => (globalThis as unknown as Win).T.held.length > 0,
+      null,
+      WAIT,
+    );
+  }
+  await Promise.all(
+    peers.map((peer) =>
+      peer.page.evaluate(() => (globalThis as unknown as Win).T.release())
+    ),
+  );
+}
+
 /** Waits until every one of `peers` has all others connected. */
 export async function waitMeshed(peers: Peer[], timeout = WAIT.timeout) {
   for (const peer of peers) {

@@ -50,6 +50,19 @@ function matches([selector, pattern]: string[]): boolean {
 /** Every warning, error and uncaught error of every page. */
 const problems: string[] = [];
 
+/**
+ * Notes `what`'s console warnings and errors in `problems`; `warning` is the
+ * browser's name for a warning's type (Chromium's "warning", Firefox's
+ * "warn").
+ */
+function noteConsole(what: string, warning: string) {
+  return (message: { type(): string; text(): string }) => {
+    if ([warning, "error"].includes(message.type())) {
+      problems.push(`${what}: ${message.type()}: ${message.text()}`);
+    }
+  };
+}
+
 async function chromiumDriver(): Promise<Driver> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -63,11 +76,7 @@ async function chromiumDriver(): Promise<Driver> {
       // Without a media permission Chromium offers no loopback candidate.
       await context.grantPermissions(["camera", "microphone"]);
       const page = await context.newPage();
-      page.on("console", (message) => {
-        if (["warning", "error"].includes(message.type())) {
-          problems.push(`${what}: ${message.type()}: ${message.text()}`);
-        }
-      });
+      page.on("console", noteConsole(what, "warning"));
       page.on("pageerror", (error) => problems.push(`${what}: ${error}`));
       await page.goto(url);
       return {
@@ -93,11 +102,7 @@ async function firefoxDriver(): Promise<Driver> {
   return {
     async open(url, what) {
       const page = await browser.newPage();
-      page.on("console", (message) => {
-        if (["warn", "error"].includes(message.type())) {
-          problems.push(`${what}: ${message.type()}: ${message.text()}`);
-        }
-      });
+      page.on("console", noteConsole(what, "warn"));
       page.on("pageerror", (error) => problems.push(`${what}: ${error}`));
       await page.goto(url);
       return {

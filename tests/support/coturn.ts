@@ -3,6 +3,7 @@
 // is not in the process list), a free port, stopped by PID.
 import { existsSync } from "node:fs";
 import { freePort, waitForPort } from "./ports.ts";
+import { stopChild } from "./child_stop.ts";
 
 /** Debian's coturn binaries. */
 export const TURNSERVER = "/usr/bin/turnserver";
@@ -96,20 +97,7 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
-      try {
-        child.kill("SIGTERM");
-      } catch {
-        // already gone
-      }
-      const timer = setTimeout(() => {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // already gone
-        }
-      }, 3_000);
-      await child.status;
-      clearTimeout(timer);
+      await stopChild(child, "SIGTERM", 3_000);
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     })();
     return stopped;

@@ -4,13 +4,14 @@
 // gathers no ICE candidate when the only interface is loopback, so the
 // namespace gets a veth pair with an address and a default route. Both ends
 // of the pair are inside the namespace: no packet can leave it.
+import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import puppeteer, {
   type Browser,
   type Page as FirefoxPage,
 } from "puppeteer-core";
 import type { Page } from "playwright-core";
-import { hasChromium } from "./browser.ts";
+import { hasChromium, runJourney } from "./browser.ts";
 import { gatedTest, inCi } from "./gated.ts";
 
 /** Debian's Firefox ESR. */
@@ -27,6 +28,17 @@ export const FIREFOX_NAMESPACE = "ip link set lo up && " +
   "ip link add pb0 type veth peer name pb1 && " +
   "ip addr add 10.77.0.1/24 dev pb0 && ip link set pb0 up && " +
   "ip link set pb1 up && ip route add default dev pb0";
+
+/**
+ * Runs the journey `journey` with the argument `firefox` in
+ * {@linkcode FIREFOX_NAMESPACE}; asserts that it exits 0 with a line
+ * "journey ok".
+ */
+export async function runFirefoxJourney(journey: string): Promise<void> {
+  const result = await runJourney(journey, ["firefox"], [FIREFOX_NAMESPACE]);
+  assert.equal(result.code, 0, result.output);
+  assert.match(result.output, /^journey ok$/m);
+}
 
 /** Prints the loud notice for a missing Firefox; `what` names the test. */
 export function firefoxNotice(what: string): void {

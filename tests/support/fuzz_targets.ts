@@ -488,6 +488,18 @@ const memberName = fc.constantFrom(
   "__proto__",
 );
 
+/** Usually none, else up to two members set to a 32-byte base64url value. */
+const manifestEdits = fc.oneof(
+  { weight: 3, arbitrary: fc.constant([]) },
+  {
+    weight: 1,
+    arbitrary: fc.array(
+      fc.tuple(memberName, memberValue(b64url(32))),
+      { maxLength: 2 },
+    ),
+  },
+);
+
 const signedPodCase: fc.Arbitrary<SignedPodCase> = fc.record({
   key: fc.nat({ max: 2 }),
   before: fc.oneof(
@@ -502,26 +514,8 @@ const signedPodCase: fc.Arbitrary<SignedPodCase> = fc.record({
     nil: undefined,
   }),
   createdAt: fc.option(rfc3339, { nil: undefined }),
-  preEdits: fc.oneof(
-    { weight: 3, arbitrary: fc.constant([]) },
-    {
-      weight: 1,
-      arbitrary: fc.array(
-        fc.tuple(memberName, memberValue(b64url(32))),
-        { maxLength: 2 },
-      ),
-    },
-  ),
-  postEdits: fc.oneof(
-    { weight: 3, arbitrary: fc.constant([]) },
-    {
-      weight: 1,
-      arbitrary: fc.array(
-        fc.tuple(memberName, memberValue(b64url(32))),
-        { maxLength: 2 },
-      ),
-    },
-  ),
+  preEdits: manifestEdits,
+  postEdits: manifestEdits,
   otherSigner: fc.oneof(
     { weight: 4, arbitrary: fc.constant(false) },
     { weight: 1, arbitrary: fc.constant(true) },

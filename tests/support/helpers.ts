@@ -19,6 +19,7 @@ export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
 export {
   type CliRun,
   replaceText,
+  runCommand,
   SAMPLE_HTML,
   type TestServer,
   upload,
@@ -75,13 +76,16 @@ export function spawnBroker(
 }
 
 /** Runs `pod-broker ARGS` (the Deno CLI) to the end, with `env` added. */
-export function cli(
+export async function cli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<support.CliRun> {
-  return support.runCommand(Deno.execPath(), ["run", "-A", MOD, ...args], {
-    env,
-  });
+  const { code, stdout, stderr } = await support.runCommand(
+    Deno.execPath(),
+    ["run", "-A", MOD, ...args],
+    { env },
+  );
+  return { code, stdout, stderr };
 }
 
 /** A CLI broker on 127.0.0.1, port 0, on the SQLite registry in `dataDir`. */

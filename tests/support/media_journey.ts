@@ -22,8 +22,8 @@ import {
   open,
   podBroker,
   problems,
+  releaseWhenHeld,
   text,
-  WAIT,
   waitMeshed,
   type Win,
   withChromium,
@@ -31,6 +31,7 @@ import {
 import {
   addTrack,
   canvasTrack,
+  type CanvasWin,
   receives,
   removeTrack,
   setUp,
@@ -69,18 +70,11 @@ async function bound(browser: Browser, url: string): Promise<void> {
   const m = await hostile(browser, session);
   const vSid = m.sids.get(v.id)!;
   // M sends a canvas track on its link to V: a new offer of its own.
-  const [mId, stream] = await m.page.evaluate(async (vSid) => {
-    const { H } = globalThis as unknown as HostileLinks;
-    const canvas = document.createElement("canvas");
-    const g = canvas.getContext("2d")!;
-    let n = 0;
-    setInterval(() => {
-      g.fillStyle = `hsl(${(n++ * 37) % 360} 80% 50%)`;
-      g.fillRect(0, 0, 64, 48);
-    }, 50);
-    const stream = canvas.captureStream(20);
+  const stream = await canvasTrack(m, "m");
+  const mId = await m.page.evaluate(async (vSid) => {
+    const { H, canvases } = globalThis as unknown as HostileLinks & CanvasWin;
     const { pc } = H.links.get(vSid)!;
-    pc.addTrack(stream.getVideoTracks()[0]!, stream);
+    pc.addTrack(...canvases!.m!);
     await pc.setLocalDescription();
     const { type, sdp } = pc.localDescription!;
     H.ws.send(
@@ -90,7 +84,7 @@ async function bound(browser: Browser, url: string): Promise<void> {
         data: { sdp: { type, sdp } },
       }),
     );
-    return [H.id, stream.id] as const;
+    return H.id;
   }, vSid);
   assert.notEqual(mId, x.id);
   await waitTold(v, ["track", mId, "video", stream]);
@@ -159,18 +153,7 @@ async function journey(browser: Browser): Promise<void> {
       await addTrack(peer, name, to);
     }
     // (An offer's `to` is a signaling id: each has made one, held.)
-    for (const peer of [a, b]) {
-      await peer.page.waitForFunction(
-        () => (globalThis as unknown as Win).T.held.length > 0,
-        null,
-        WAIT,
-      );
-    }
-    await Promise.all(
-      [a, b].map((peer) =>
-        peer.page.evaluate(() => (globalThis as unknown as Win).T.release())
-      ),
-    );
+    await releaseWhenHeld([a, b]);
     await waitTold(a, ["track", b.id, "video", fromB]);
     await waitTold(b, ["track", a.id, "video", fromA]);
     await waitStable([a, b]);

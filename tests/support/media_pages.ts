@@ -10,16 +10,19 @@ export type MediaWin = Win & {
   M: {
     /** `[type, peerId, kind, stream ids]` of each track event. */
     told: [string, string, string, string][];
-    /** The canvas tracks this page made, by name. */
-    tracks: Record<string, [MediaStreamTrack, MediaStream]>;
   };
+} & CanvasWin;
+
+/** The canvas tracks a page made with {@linkcode canvasTrack}, by name. */
+export type CanvasWin = {
+  canvases?: Record<string, [MediaStreamTrack, MediaStream]>;
 };
 
 /** Records track events; makes named canvas tracks (ever-changing frames). */
 export function setUp(peer: Peer): Promise<void> {
   return peer.page.evaluate(() => {
     const w = globalThis as unknown as MediaWin;
-    w.M = { told: [], tracks: {} };
+    w.M = { told: [] };
     for (const type of ["track", "trackend"]) {
       w.T.room.addEventListener(type, (event) => {
         const { peerId, track, streams } = event as unknown as {
@@ -39,9 +42,12 @@ export function setUp(peer: Peer): Promise<void> {
 }
 
 /** Makes canvas track `name` in `peer`'s page; its stream's id. */
-export function canvasTrack(peer: Peer, name: string): Promise<string> {
+export function canvasTrack(
+  peer: Pick<Peer, "page">,
+  name: string,
+): Promise<string> {
   return peer.page.evaluate((name) => {
-    const w = globalThis as unknown as MediaWin;
+    const w = globalThis as unknown as CanvasWin;
     const canvas = document.createElement("canvas");
     canvas.width = 64;
     canvas.height = 48;
@@ -52,7 +58,10 @@ export function canvasTrack(peer: Peer, name: string): Promise<string> {
       g.fillRect(0, 0, 64, 48);
     }, 50);
     const stream = canvas.captureStream(20);
-    w.M.tracks[name] = [stream.getVideoTracks()[0]!, stream];
+    w.canvases = {
+      ...w.canvases,
+      [name]: [stream.getVideoTracks()[0]!, stream],
+    };
     return stream.id;
   }, name);
 }
@@ -61,7 +70,7 @@ export function canvasTrack(peer: Peer, name: string): Promise<string> {
 export function addTrack(peer: Peer, name: string, to?: Peer): Promise<void> {
   return peer.page.evaluate(([name, to]) => {
     const w = globalThis as unknown as MediaWin;
-    const [track, stream] = w.M.tracks[name]!;
+    const [track, stream] = w.canvases![name]!;
     w.T.room.addTrack(track, stream, to === undefined ? {} : { to });
   }, [name, to?.id] as const);
 }
@@ -74,7 +83,7 @@ export function removeTrack(
 ): Promise<void> {
   return peer.page.evaluate(([name, to]) => {
     const w = globalThis as unknown as MediaWin;
-    w.T.room.removeTrack(w.M.tracks[name]![0], to === undefined ? {} : { to });
+    w.T.room.removeTrack(w.canvases![name]![0], to === undefined ? {} : { to });
   }, [name, to?.id] as const);
 }
 

@@ -166,6 +166,43 @@ async function freshPage(browser: Browser): Promise<Page> {
   return context.newPage();
 }
 
+/** How long the example journeys wait for a page. */
+const WAIT = { timeout: 15_000 };
+
+/** What a connected example shows. */
+const CONNECTED = '#status[data-state="connected"]';
+
+/** Builds examples/`name`, signed with a fresh key, and uploads it to `url`. */
+async function uploadExample(
+  url: string,
+  name: string,
+): Promise<{ id: string; podUrl: string }> {
+  const entry = new URL(`../../examples/${name}/index.html`, import.meta.url);
+  const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
+  const uploaded = await upload(url, html as BodyInit);
+  assert.equal(uploaded.status, 201, await uploaded.clone().text());
+  return await uploaded.json();
+}
+
+/**
+ * Two visitors, each in a fresh profile, connected at `url`, once the first
+ * has a link open to the second.
+ */
+async function twoVisitors(
+  browser: Browser,
+  url: string,
+): Promise<[Page, Page]> {
+  const [a, b] = [await freshPage(browser), await freshPage(browser)];
+  for (const page of [a, b]) {
+    await page.goto(url);
+    await page.waitForSelector(CONNECTED, WAIT);
+  }
+  const bId = await b.locator("#me").textContent();
+  await a.locator(`#peers li[data-peer-id="${bId}"][data-state="open"]`)
+    .waitFor(WAIT);
+  return [a, b];
+}
+
 /**
  * The chat example on its own origin: the browser client reaches the pod
  * host's /signal by default, two visitors of the pod talk, and each one's
@@ -173,28 +210,15 @@ async function freshPage(browser: Browser): Promise<Page> {
  */
 async function chatJourney(browser: Browser): Promise<void> {
   await using server = await startServer({ podDomain: "localhost" });
-  const entry = new URL("../../examples/chat/index.html", import.meta.url);
-  const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
-  const uploaded = await upload(server.url, html as BodyInit);
-  assert.equal(uploaded.status, 201, await uploaded.clone().text());
-  const { id } = await uploaded.json();
-  const wait = { timeout: 15_000 };
-  const connected = '#status[data-state="connected"]';
-  const [a, b] = [await freshPage(browser), await freshPage(browser)];
-  for (const page of [a!, b!]) {
-    await page.goto(`${server.url}/${id}#history-test`);
-    await page.waitForSelector(connected, wait);
-  }
-  const bId = await b!.locator("#me").textContent();
-  await a!.locator(`#peers li[data-peer-id="${bId}"][data-state="open"]`)
-    .waitFor(wait);
-  await a!.fill("#input", "remember me");
-  await a!.press("#input", "Enter");
-  const heard = b!.locator("#log .msg", { hasText: "remember me" });
-  await heard.waitFor(wait);
-  for (const page of [a!, b!]) {
+  const { id } = await uploadExample(server.url, "chat");
+  const [a, b] = await twoVisitors(browser, `${server.url}/${id}#history-test`);
+  await a.fill("#input", "remember me");
+  await a.press("#input", "Enter");
+  const heard = b.locator("#log .msg", { hasText: "remember me" });
+  await heard.waitFor(WAIT);
+  for (const page of [a, b]) {
     await page.reload();
-    await page.waitForSelector(connected, wait);
+    await page.waitForSelector(CONNECTED, WAIT);
     const kept = await page.locator("#log .msg").allTextContents();
     assert.deepEqual(kept, ["remember me"], "the history is kept");
   }
@@ -206,34 +230,21 @@ async function chatJourney(browser: Browser): Promise<void> {
  */
 async function fileDropJourney(browser: Browser): Promise<void> {
   await using server = await startServer({ podDomain: "localhost" });
-  const entry = new URL("../../examples/file-drop/index.html", import.meta.url);
-  const { html } = await buildPod(entry.pathname, { seed: await newSeed() });
-  const uploaded = await upload(server.url, html as BodyInit);
-  assert.equal(uploaded.status, 201, await uploaded.clone().text());
-  const { podUrl } = await uploaded.json();
-  const wait = { timeout: 15_000 };
-  const connected = '#status[data-state="connected"]';
-  const [a, b] = [await freshPage(browser), await freshPage(browser)];
-  for (const page of [a!, b!]) {
-    await page.goto(`${podUrl}#drop-test`);
-    await page.waitForSelector(connected, wait);
-  }
-  const bId = await b!.locator("#me").textContent();
-  await a!.locator(`#peers li[data-peer-id="${bId}"][data-state="open"]`)
-    .waitFor(wait);
-  await a!.setInputFiles("#file", {
+  const { podUrl } = await uploadExample(server.url, "file-drop");
+  const [a, b] = await twoVisitors(browser, `${podUrl}#drop-test`);
+  await a.setInputFiles("#file", {
     name: "kept-name.txt",
     mimeType: "text/plain",
     buffer: Buffer.from("hello from a"),
   });
-  await b!.locator('.transfer[data-direction="in"][data-state="done"]')
-    .waitFor(wait);
-  await b!.reload();
-  await b!.waitForSelector(connected, wait);
-  const listed = await b!.locator("#received li").allTextContents();
+  await b.locator('.transfer[data-direction="in"][data-state="done"]')
+    .waitFor(WAIT);
+  await b.reload();
+  await b.waitForSelector(CONNECTED, WAIT);
+  const listed = await b.locator("#received li").allTextContents();
   assert.equal(listed.length, 1, JSON.stringify(listed));
   assert.match(listed[0]!, /^kept-name\.txt · 12 B · from /);
-  assert.equal(await b!.locator("#received-title").isVisible(), true);
+  assert.equal(await b.locator("#received-title").isVisible(), true);
 }
 
 if (import.meta.main) {

@@ -7,6 +7,21 @@
 import { existsSync, readdirSync } from "node:fs";
 import postgres from "postgres";
 import { freePort } from "./ports.ts";
+import { stopChild } from "./child_stop.ts";
+import {
+  PostgresRegistry,
+  type PostgresRegistryOptions,
+} from "../../src/registries/postgres.ts";
+
+/** Opens a PostgresRegistry that closes when disposed of (`await using`). */
+export async function openRegistry(
+  options: PostgresRegistryOptions,
+): Promise<PostgresRegistry & AsyncDisposable> {
+  const registry = await PostgresRegistry.open(options);
+  return Object.assign(registry, {
+    [Symbol.asyncDispose]: () => registry.close(),
+  });
+}
 
 /** The directory of Debian's PostgreSQL binaries (the newest version), or null. */
 export function postgresBinDir(): string | null {
@@ -192,20 +207,7 @@ export async function startPostgres(): Promise<TestPostgres> {
     const running = child;
     child = null;
     if (running === null) return;
-    try {
-      running.kill("SIGINT"); // fast shutdown
-    } catch {
-      // already gone
-    }
-    const timer = setTimeout(() => {
-      try {
-        running.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
-    }, 10_000);
-    await running.status;
-    clearTimeout(timer);
+    await stopChild(running, "SIGINT", 10_000); // SIGINT: fast shutdown
     await Promise.all(drains.splice(0));
   };
   const url = (database = "postgres") =>
@@ -250,6 +252,8 @@ export async function postgresForFile(): Promise<{
   ignore: boolean;
   server: () => TestPostgres;
   pgTest: (name: string, fn: () => Promise<void>) => void;
+  /** The URL of a fresh database on the server. */
+  freshUrl: () => Promise<string>;
 }> {
   const ignore = !havePostgres() && !Deno.env.get("CI");
   const pg: TestPostgres | null = ignore ? null : await startPostgres();
@@ -263,5 +267,6 @@ export async function postgresForFile(): Promise<{
   };
   const pgTest = (name: string, fn: () => Promise<void>) =>
     Deno.test({ name, ignore, fn });
-  return { ignore, server, pgTest };
+  const freshUrl = async () => server().url(await server().createDatabase());
+  return { ignore, server, pgTest, freshUrl };
 }

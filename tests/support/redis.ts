@@ -4,6 +4,7 @@
 // empty, as a crashed Redis without persistence comes back.
 import { existsSync } from "node:fs";
 import { freePort, waitForPort } from "./ports.ts";
+import { signalChild } from "./child_stop.ts";
 
 /** Debian's Redis server. */
 export const REDIS_SERVER = "/usr/bin/redis-server";
@@ -71,11 +72,7 @@ export async function startRedis(): Promise<TestRedis> {
     const running = child;
     child = null;
     if (running === null) return;
-    try {
-      running.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
+    signalChild(running, "SIGKILL");
     await running.status;
   };
   const stop = async () => {
@@ -125,11 +122,7 @@ export async function spawnBusBroker(
   return {
     port,
     async kill() {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // already gone
-      }
+      signalChild(child, "SIGKILL");
       await child.status;
       await child.stdout.cancel().catch(() => {});
     },

@@ -75,6 +75,12 @@ function openPeer(tab: Tab, peerId: string) {
   );
 }
 
+/** Waits until `a` and `b` each have the other open. */
+async function waitOpen(a: Tab, b: Tab): Promise<void> {
+  await openPeer(a, b.id).waitFor(WAIT);
+  await openPeer(b, a.id).waitFor(WAIT);
+}
+
 async function say(from: Tab, text: string, to: Tab): Promise<void> {
   await from.page.fill("#input", text);
   await from.page.press("#input", "Enter");
@@ -97,6 +103,24 @@ async function pairOf(
 
 async function uploadChat(broker: string): Promise<string> {
   return (await uploadChatPod(broker)).url;
+}
+
+/**
+ * Two relay-only tabs in a fresh session (named after `tag`) of a chat pod
+ * uploaded to the broker on 127.0.0.1:`port`.
+ */
+async function relayOnlyPair(
+  browser: Browser,
+  port: number,
+  tag: string,
+): Promise<[Tab, Tab]> {
+  const url = `${await uploadChat(`http://127.0.0.1:${port}`)}#${tag}-${
+    crypto.randomUUID().slice(0, 8)
+  }`;
+  return [
+    await openChat(browser, url, true),
+    await openChat(browser, url, true),
+  ];
 }
 
 function launch(extra: string[] = []): Promise<Browser> {
@@ -127,13 +151,8 @@ async function loopback(): Promise<void> {
         ttlSeconds: 5,
       },
     })).server;
-    const url = `${await uploadChat(
-      `http://127.0.0.1:${withTurn.port}`,
-    )}#relay-${crypto.randomUUID().slice(0, 8)}`;
-    const a = await openChat(browser, url, true);
-    const b = await openChat(browser, url, true);
-    await openPeer(a, b.id).waitFor(WAIT);
-    await openPeer(b, a.id).waitFor(WAIT);
+    const [a, b] = await relayOnlyPair(browser, withTurn.port, "relay");
+    await waitOpen(a, b);
     await say(a, "through the relay", b);
     const firstMessageMs = performance.now() - a.startedAt;
     const pairs = [await pairOf(a, b.id), await pairOf(b, a.id)];
@@ -170,11 +189,7 @@ async function loopback(): Promise<void> {
     const withoutTurn = (await startServer({
       registry: new MemoryRegistry(),
     })).server;
-    const plain = `${await uploadChat(
-      `http://127.0.0.1:${withoutTurn.port}`,
-    )}#plain-${crypto.randomUUID().slice(0, 8)}`;
-    const c = await openChat(browser, plain, true);
-    const d = await openChat(browser, plain, true);
+    const [c, d] = await relayOnlyPair(browser, withoutTurn.port, "plain");
     await c.page.locator(`#peers li[data-peer-id="${d.id}"]`).waitFor(WAIT);
     await new Promise((resolve) => setTimeout(resolve, 8_000));
     assert.equal(
@@ -217,13 +232,8 @@ async function restart(): Promise<void> {
     turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 3600 },
   })).server;
   try {
-    const url = `${await uploadChat(
-      `http://127.0.0.1:${server.port}`,
-    )}#restart-${crypto.randomUUID().slice(0, 8)}`;
-    const a = await openChat(browser, url, true);
-    const b = await openChat(browser, url, true);
-    await openPeer(a, b.id).waitFor(WAIT);
-    await openPeer(b, a.id).waitFor(WAIT);
+    const [a, b] = await relayOnlyPair(browser, server.port, "restart");
+    await waitOpen(a, b);
     await say(a, "before the relay went away", b);
     const before = await pairOf(b, a.id);
     assert.deepEqual(before, { local: "relay", remote: "relay" });

@@ -13,6 +13,7 @@ import {
   newSeed,
   signedPod,
   spawnBroker,
+  upload,
 } from "./helpers.ts";
 import { pseudoRandomBytes } from "./registry_contract.ts";
 
@@ -119,11 +120,7 @@ export async function runUpdateCrashLoop(
     for (let i = 0; i < (options.pods ?? 4); i++) {
       const seed = await newSeed();
       const pod = await nextVersion(seed);
-      const created = await fetch(`${broker.url}/pods`, {
-        method: "POST",
-        headers: { "Content-Type": "text/html" },
-        body: pod,
-      });
+      const created = await upload(broker.url, pod);
       assert.equal(created.status, 201);
       const { id } = await created.json();
       pods.push({ id, seed, acked: digest(pod), inFlight: null });

@@ -111,11 +111,22 @@ const REMOTE_PROBLEMS = [
   "index.html:18: remote reference 'https://esm.example/confetti.js'",
 ];
 
+/** Writes `text` to `name` in `dir`; the file's path. */
+async function fileIn(
+  dir: string,
+  name: string,
+  text: string,
+): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, text);
+  return path;
+}
+
 Deno.test("buildPod() inlines every asset kind of the app fixture", async () => {
   await using dir = await tempDir("pod-build-stub-");
-  const stub = join(dir.path, "client.js");
-  await writeFile(
-    stub,
+  const stub = await fileIn(
+    dir.path,
+    "client.js",
     'export async function joinRoom() { return { peerId: "stub-client-marker", leave() {} }; }\n',
   );
   const { html, warnings } = await buildPod(APP, { client: stub });
@@ -193,13 +204,12 @@ Deno.test("buildPod() inlines every asset kind of the app fixture", async () => 
 
 Deno.test("buildPod() resolves pod-broker/client to src/client/", async () => {
   await using dir = await tempDir("pod-build-client-");
-  await writeFile(
-    join(dir.path, "index.html"),
+  const entry = await fileIn(
+    dir.path,
+    "index.html",
     '<!doctype html><script type="module">import { joinRoom } from "pod-broker/client"; globalThis.join = joinRoom;</script>\n',
   );
-  const text = new TextDecoder().decode(
-    (await buildPod(join(dir.path, "index.html"))).html,
-  );
+  const text = new TextDecoder().decode((await buildPod(entry)).html);
   // The client's own code: its data channel and the signaling frames.
   assert.ok(text.includes("RTCPeerConnection"));
   assert.ok(text.includes('"join"'));
@@ -317,9 +327,9 @@ Deno.test("buildPod() reports missing files and what it cannot inline, with thei
 
 Deno.test("buildPod() drops a stale manifest slot; signing adds one", async () => {
   await using dir = await tempDir("pod-build-slot-");
-  const entry = join(dir.path, "index.html");
-  await writeFile(
-    entry,
+  const entry = await fileIn(
+    dir.path,
+    "index.html",
     '<!doctype html><head><script type="application/pod-manifest" id="__POD_MANIFEST_B64">e30=</script></head><p>hi</p>\n',
   );
   const { html, warnings } = await buildPod(entry);

@@ -11,6 +11,23 @@ import {
   upload,
 } from "../support/helpers.ts";
 
+/**
+ * A fresh folder with a key `pod-broker keygen` wrote at `key` (named
+ * `name`); removed when disposed of.
+ */
+async function keyFolder(
+  name = "k.pem",
+): Promise<{ dir: string; key: string } & AsyncDisposable> {
+  const dir = await Deno.makeTempDir();
+  const key = join(dir, name);
+  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  return {
+    dir,
+    key,
+    [Symbol.asyncDispose]: () => Deno.remove(dir, { recursive: true }),
+  };
+}
+
 Deno.test("cli --help and --version print and exit 0", async () => {
   const help = await cli(["--help"]);
   assert.equal(help.code, 0);
@@ -170,9 +187,8 @@ Deno.test("cli keeps the TURN secret out of its output and the process list", as
 });
 
 Deno.test("cli sign reports a file that cannot be a pod on one line with exit 2", async () => {
-  const dir = await Deno.makeTempDir();
-  const key = join(dir, "k.pem");
-  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  await using folder = await keyFolder();
+  const { dir, key } = folder;
   const twoSlots = join(dir, "two.html");
   const slot =
     '<script type="application/pod-manifest" id="__POD_MANIFEST_B64">e30=</script>';
@@ -181,7 +197,6 @@ Deno.test("cli sign reports a file that cannot be a pod on one line with exit 2"
   assert.equal(run.code, 2, run.stderr);
   assert.match(run.stderr, /Cannot sign '.*two\.html': manifest_malformed: /);
   assert.equal(run.stderr.trim().split("\n").length, 1, run.stderr);
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("runCli() treats an unexpected TypeError as a bug: exit 1, not usage", async () => {
@@ -363,9 +378,8 @@ Deno.test("cli list and delete beside a running broker leave files no record nam
 
 Deno.test("cli publish --key keeps the signed pod's name; createdAt is the time of signing", async () => {
   await using t = await startServer();
-  const dir = await Deno.makeTempDir();
-  const key = join(dir, "author.pem");
-  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  await using folder = await keyFolder("author.pem");
+  const { dir, key } = folder;
   const signed = join(dir, "hello.pod.html");
   const page = join(dir, "hello.html");
   await Deno.writeTextFile(page, "<!doctype html><head></head><p>hi</p>");
@@ -414,26 +428,19 @@ Deno.test("cli publish --key keeps the signed pod's name; createdAt is the time 
   const renamedMeta = await (await fetch(`${renamed.stdout.trim()}/meta`))
     .json();
   assert.equal(renamedMeta.name, "Other");
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("cli sign warns about remote references and a page past the default limit", async () => {
-  const dir = await Deno.makeTempDir();
-  const key = join(dir, "k.pem");
-  assert.equal((await cli(["keygen", "--out", key])).code, 0);
+  await using folder = await keyFolder();
+  const { dir, key } = folder;
   const page = join(dir, "page.html");
   await Deno.writeTextFile(
     page,
     '<!doctype html><head>\n<script src="https://cdn.example/x.js"></script></head><img src="logo.png">',
   );
-  const remote = await cli([
-    "sign",
-    "--key",
-    key,
-    "--out",
-    join(dir, "o.html"),
-    page,
-  ]);
+  const sign = (page: string, out: string) =>
+    cli(["sign", "--key", key, "--out", join(dir, out), page]);
+  const remote = await sign(page, "o.html");
   assert.equal(remote.code, 0, remote.stderr);
   assert.match(
     remote.stderr,
@@ -445,20 +452,12 @@ Deno.test("cli sign warns about remote references and a page past the default li
     big,
     `<!doctype html><head></head><p>${"x".repeat(DEFAULT_MAX_BLOB_BYTES)}</p>`,
   );
-  const large = await cli([
-    "sign",
-    "--key",
-    key,
-    "--out",
-    join(dir, "b.html"),
-    big,
-  ]);
+  const large = await sign(big, "b.html");
   assert.equal(large.code, 0, large.stderr);
   assert.match(
     large.stderr,
     /big\.html: 52,428,[0-9]{3} bytes is more than a broker accepts by default \(52,428,800, --max-blob-bytes\)/,
   );
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("runtimeProblem() refuses Node before 22.13 on one line, and never Deno", async () => {

@@ -21,6 +21,14 @@ function toUrl(base64: string): string {
   return base64.replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
+/** Asserts that `decode` returns null for each `[what, text]` of `cases`. */
+function assertRefuses(
+  decode: (text: string) => Uint8Array | null,
+  cases: [string, string][],
+): void {
+  for (const [what, text] of cases) assert.equal(decode(text), null, what);
+}
+
 Deno.test("encodeBase64() matches btoa() and decodeBase64() round-trips, lengths 0 to 100", () => {
   for (let length = 0; length <= 100; length++) {
     for (let round = 0; round < 5; round++) {
@@ -78,9 +86,7 @@ Deno.test("decodeBase64() rejects non-canonical text", () => {
     ["NUL", "AA\0="],
     ["dot", "AA.A"],
   ];
-  for (const [what, text] of cases) {
-    assert.equal(decodeBase64(text), null, what);
-  }
+  assertRefuses(decodeBase64, cases);
 });
 
 Deno.test("decodeBase64Url() rejects non-canonical text", () => {
@@ -97,9 +103,7 @@ Deno.test("decodeBase64Url() rejects non-canonical text", () => {
     ["non-zero trailing bits, 2 bytes", "AAB"],
     ["non-ASCII", "AAé"],
   ];
-  for (const [what, text] of cases) {
-    assert.equal(decodeBase64Url(text), null, what);
-  }
+  assertRefuses(decodeBase64Url, cases);
 });
 
 Deno.test("decodeBase64() accepts a padded tail exactly when it is the canonical encoding", () => {

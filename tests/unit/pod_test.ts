@@ -92,6 +92,20 @@ async function verdict(pod: Uint8Array): Promise<string> {
   }
 }
 
+/**
+ * Asserts that `read(pod)` throws manifest_malformed with `message`, and that
+ * verifyPod() refuses `pod` with that code.
+ */
+async function assertMalformed(
+  pod: Uint8Array,
+  read: (pod: Uint8Array) => unknown,
+  message: string,
+  what?: string,
+): Promise<void> {
+  assert.throws(() => read(pod), { code: "manifest_malformed", message }, what);
+  assert.equal(await verdict(pod), "manifest_malformed", what);
+}
+
 /** The bytes of `pod` with its payload removed. */
 function withoutPayload(pod: Uint8Array): Uint8Array {
   const { payloadStart, payloadEnd } = locatePayload(pod);
@@ -201,11 +215,11 @@ Deno.test("findSlots() finds every slot literal and verifyPod() rejects a second
     BEFORE.length - SLOT_LITERAL.length,
     one.length,
   ]);
-  assert.throws(() => parsePod(two), {
-    code: "manifest_malformed",
-    message: "Cannot accept the pod: it has 2 manifest slots, expected one",
-  });
-  assert.equal(await verdict(two), "manifest_malformed");
+  await assertMalformed(
+    two,
+    parsePod,
+    "Cannot accept the pod: it has 2 manifest slots, expected one",
+  );
   // Even an empty second slot counts.
   const empty = concat(SLOT_LITERAL, SLOT_END, one);
   assert.equal(await verdict(empty), "manifest_malformed");
@@ -269,12 +283,12 @@ Deno.test("parsePod() rejects a payload not closed by </script> as manifest_malf
     ["end tag with space", encoder.encode(BEFORE + payload + "< /script>")],
   ];
   for (const [what, pod] of cases) {
-    assert.throws(() => locatePayload(pod), {
-      code: "manifest_malformed",
-      message:
-        "Cannot read the manifest: its payload is not closed by '</script>'",
-    }, what);
-    assert.equal(await verdict(pod), "manifest_malformed", what);
+    await assertMalformed(
+      pod,
+      locatePayload,
+      "Cannot read the manifest: its payload is not closed by '</script>'",
+      what,
+    );
   }
 });
 
@@ -337,12 +351,12 @@ Deno.test("parsePod() rejects non-strict base64 payloads as manifest_malformed",
   for (const [what, payload] of cases) {
     assert.notEqual(payload, b64, what);
     const pod = podWithPayload(payload);
-    assert.throws(() => parsePod(pod), {
-      code: "manifest_malformed",
-      message:
-        "Cannot decode the manifest: the payload is not strict padded base64",
-    }, what);
-    assert.equal(await verdict(pod), "manifest_malformed", what);
+    await assertMalformed(
+      pod,
+      parsePod,
+      "Cannot decode the manifest: the payload is not strict padded base64",
+      what,
+    );
   }
   // A payload byte outside ASCII (here a windows-1252 byte) is not base64.
   const nonAscii = concat(
@@ -380,12 +394,12 @@ Deno.test("parsePod() rejects a payload that is not UTF-8 JSON as manifest_malfo
     ["byte order mark", concat(new Uint8Array([0xef, 0xbb, 0xbf]), json)],
   ];
   for (const [what, text] of cases) {
-    const pod = podWithJson(text);
-    assert.throws(() => parsePod(pod), {
-      code: "manifest_malformed",
-      message: "Cannot parse the manifest: it is not UTF-8 JSON",
-    }, what);
-    assert.equal(await verdict(pod), "manifest_malformed", what);
+    await assertMalformed(
+      podWithJson(text),
+      parsePod,
+      "Cannot parse the manifest: it is not UTF-8 JSON",
+      what,
+    );
   }
 });
 

@@ -56,13 +56,28 @@ async function withSqlite(
   }
 }
 
-Deno.test("SqliteRegistry persists records, blobs and hits across reopening", async () => {
+/**
+ * A fresh folder where an SQLite registry stored pod `id` (`<p>kept</p>`),
+ * ran `then`, and was closed.
+ */
+async function storedAndClosed(
+  id: string,
+  then: (registry: SqliteRegistry) => Promise<void> = async () => {},
+): Promise<{ dataDir: string; blob: Uint8Array }> {
   const dataDir = await Deno.makeTempDir();
   const blob = new TextEncoder().encode("<p>kept</p>");
   const first = new SqliteRegistry({ dataDir });
-  await first.putPod(sampleRecord("persist00001", blob), blob);
-  await first.bumpHits("persist00001");
+  await first.putPod(sampleRecord(id, blob), blob);
+  await then(first);
   first.close();
+  return { dataDir, blob };
+}
+
+Deno.test("SqliteRegistry persists records, blobs and hits across reopening", async () => {
+  const { dataDir, blob } = await storedAndClosed(
+    "persist00001",
+    (first) => first.bumpHits("persist00001"),
+  );
   const second = new SqliteRegistry({ dataDir });
   try {
     assert.equal((await second.getRecord("persist00001"))?.hits, 1);
@@ -86,11 +101,7 @@ Deno.test("SqliteRegistry counts hits at once, writes them together a second lat
 });
 
 Deno.test("SqliteRegistry removes stray temporary files and orphan blobs when it opens", async () => {
-  const dataDir = await Deno.makeTempDir();
-  const blob = new TextEncoder().encode("<p>kept</p>");
-  const first = new SqliteRegistry({ dataDir });
-  await first.putPod(sampleRecord("kept00000001", blob), blob);
-  first.close();
+  const { dataDir, blob } = await storedAndClosed("kept00000001");
   const stray = join(dataDir, "blobs", ".tmp-crash0000001-abcdefgh");
   const orphan = join(dataDir, "blobs", "orphan000001");
   writeFileSync(stray, "half a blob");
