@@ -67,9 +67,12 @@ async function clientSteps(chromium: Chromium, firefox: Firefox) {
     for (const peer of [c, f]) await setUp(peer);
     const fromC = await canvasTrack(c, "c");
     const fromF = await canvasTrack(f, "f");
+    // One after the other: when Firefox and Chromium add tracks at the same
+    // moment (crossing offers), no track arrives (the known limitation in
+    // docs/authors/calls.md); crossing offers are tested in Chromium.
     await addTrack(c, "c");
-    await addTrack(f, "f");
     await waitTold(f, ["track", c.id, "video", fromC]);
+    await addTrack(f, "f");
     await waitTold(c, ["track", f.id, "video", fromF]);
     await waitFrames(f);
     await waitFrames(c);
