@@ -98,6 +98,7 @@ async function serveFolder(
       if (level !== "info") stderr(`pod-broker dev: ${level}: ${message}\n`);
     },
   });
+  let watcher: { close(): void } | undefined;
   try {
     const id = folderId(folder);
     const rebuild = rebuilder({
@@ -108,7 +109,11 @@ async function serveFolder(
       registry,
       id,
     });
-    await rebuild();
+    // Watched from before the first build, so that no save made once the
+    // URL is out can be missed (a recursive watch starts asynchronously).
+    const first = rebuild();
+    watcher = watchFolder(folder, rebuild, first);
+    await first;
     stderr(
       `pod-broker dev: serving ${entry}, signed with ${
         settings?.key ? displayPath(settings.key) : "a throwaway key"
@@ -118,14 +123,13 @@ async function serveFolder(
     stderr(
       "pod-broker dev: open that URL in two tabs (two peers of one room); each save reloads them; Ctrl-C stops\n",
     );
-    const watcher = watchFolder(folder, rebuild);
     const signal = await new Promise<string>((done) => {
       process.once("SIGINT", () => done("SIGINT"));
       process.once("SIGTERM", () => done("SIGTERM"));
     });
-    watcher.close();
     stderr(`pod-broker dev: stopped (${signal})\n`);
   } finally {
+    watcher?.close();
     await server.close();
   }
   return 0;
@@ -234,15 +238,24 @@ async function podUrl(server: SignalServer, id: string): Promise<string> {
 /**
  * Rebuilds after each quiet spell following a change in the folder
  * (`node_modules`, dot files and editor backups aside); one rebuild at a
- * time, and one more if the folder changed meanwhile.
+ * time (`first` included), and one more if the folder changed meanwhile.
  */
 function watchFolder(
   folder: string,
   rebuild: () => Promise<void>,
+  first: Promise<void>,
 ): { close(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<void> | undefined;
   let again = false;
+  let running: Promise<void> | undefined = first.catch(() => {}).finally(
+    () => {
+      running = undefined;
+      if (again) {
+        again = false;
+        run();
+      }
+    },
+  );
   const run = () => {
     timer = undefined;
     if (running) {
