@@ -3,7 +3,7 @@
 // the `Host` of a pod host, or see the status of a refused upgrade. Imports
 // only `node:` built-ins and the suite's own helpers.
 import assert from "node:assert/strict";
-import { type Frame, parseServerFrames, RawConnection } from "./_support.ts";
+import { type Frame, parseServerFrames, RawConnection } from "./_wire.ts";
 
 /** A WebSocket client on a raw connection, speaking JSON text frames. */
 export interface RawSocket {

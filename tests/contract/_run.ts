@@ -2,7 +2,7 @@
 // transpiles it with the suite and starts it there): every case in turn,
 // each with a time limit, and one JSON line per case on stdout.
 import process from "node:process";
-import type { ContractApi, ContractCase } from "./_support.ts";
+import type { ContractApi, ContractCase } from "./_suite.ts";
 
 /** What starts each result line, so that stray output cannot pass for one. */
 export const RESULT_PREFIX = "contract-result ";

@@ -1,31 +1,23 @@
 // What the runtime adapters own (src/adapters/): start-up and its failures,
 // the peer address, and the lingering close of a refused upload. Runs on
-// both runtimes (see _support.ts).
+// both runtimes (see _suite.ts).
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { connect, createServer } from "node:net";
+import { assertProblem, signedPod } from "./_pods.ts";
 import {
   ANY_LOCAL_PORT,
-  assertProblem,
   type CliRun,
-  collect,
-  type ContractApi,
   freePort,
-  parseRawResponse,
-  RawConnection,
   runCommand,
-  signedPod,
   sleep,
   spawnBroker,
   startServer,
   tempDir,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The adapter cases. */
-export const ADAPTER_CASES = cases;
+} from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
+import { parseRawResponse, RawConnection } from "./_wire.ts";
 
 /** Holds a TCP port on 127.0.0.1 until disposed of. */
 async function holdPort(): Promise<{ port: number } & AsyncDisposable> {

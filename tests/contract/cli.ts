@@ -1,14 +1,11 @@
 // The `pod-broker` command line: Deno's (`deno run -A src/mod.ts`) and the
-// npm package's bin on Node 22. Runs on both (see _support.ts).
+// npm package's bin on Node 22. Runs on both (see _suite.ts).
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { collect, runCli, startServer, tempDir, upload } from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The CLI cases. */
-export const CLI_CASES = cases;
+import { upload } from "./_pods.ts";
+import { runCli, startServer, tempDir } from "./_servers.ts";
+import { test } from "./_suite.ts";
 
 test("pod-broker --help and --version answer on stdout, with nothing on stderr", async (api) => {
   const help = await runCli(api, ["--help"]);

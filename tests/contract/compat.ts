@@ -1,27 +1,15 @@
 // Signaling for apps written for other libraries (DESIGN section 9):
 // `/ice`, `/y-webrtc` and `/peerjs` over real sockets, every refusal and
 // bound, on every adapter. Runs on Deno and on the npm package under
-// Node 22 (see _support.ts).
+// Node 22 (see _suite.ts).
 import assert from "node:assert/strict";
-import {
-  assertHeaders,
-  collect,
-  type ContractApi,
-  expectedTurnCredential,
-  type Frame,
-  sleep,
-  startServer,
-  TestClient,
-  type TestServer,
-} from "./_support.ts";
+import { assertHeaders } from "./_pods.ts";
+import { sleep, startServer, type TestServer } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
+import { expectedTurnCredential, type Frame, TestClient } from "./_wire.ts";
 import { rawSocket } from "./_compat_support.ts";
 import { labelOf } from "./pod_domain.ts";
 import { startRedis } from "./scaleout.ts";
-
-const { cases, test } = collect();
-
-/** The cases of the y-webrtc and PeerJS dialects and of `/ice`. */
-export const COMPAT_CASES = cases;
 
 const OFFER = { type: "offer", sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n" };
 const CANDIDATE = {

@@ -5,7 +5,7 @@
 import { CASES } from "./mod.ts";
 import { DENO_API } from "../support/helpers.ts";
 import { createSignalServer } from "../../src/adapters/node.ts";
-import type { ContractApi } from "./_support.ts";
+import type { ContractApi } from "./_suite.ts";
 
 const API: ContractApi = {
   ...DENO_API,

@@ -4,19 +4,11 @@
 // registry is reopened; and the metrics' pod hits agree with the
 // registry's, on pod hosts too.
 import assert from "node:assert/strict";
-import {
-  collect,
-  type ContractApi,
-  newSeed,
-  signedPod,
-  startServer,
-  tempDir,
-  upload,
-} from "./_support.ts";
+import { newSeed, signedPod, upload } from "./_pods.ts";
+import { startServer, tempDir } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
 import { trickyNames } from "./_names.ts";
 import { requestAs } from "./pod_domain.ts";
-
-const { cases, test } = collect();
 
 /** Readable in a failure message: every code unit outside ASCII escaped. */
 function shown(name: string): string {
@@ -135,6 +127,3 @@ test("metrics: without podDomain, pod_broker_pod_hits_total counts the 200 GETs 
   assert.equal(meta.hits, 2);
   assert.equal(await podHitsMetric(t.server.metricsPort!), 2);
 });
-
-/** The fidelity cases: signed fields and hit counts. */
-export const FIDELITY_CASES = cases;

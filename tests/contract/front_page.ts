@@ -4,20 +4,10 @@
 // `/` stays the pod.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import {
-  assertHeaders,
-  collect,
-  rawRequest,
-  type RawResponse,
-  signedPod,
-  startServer,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The front page cases. */
-export const FRONT_PAGE_CASES = cases;
+import { assertHeaders, signedPod, upload } from "./_pods.ts";
+import { startServer } from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { rawRequest, type RawResponse } from "./_wire.ts";
 
 /** One GET over raw TCP, with a `Host` that fetch cannot set. */
 function getAs(

@@ -1,33 +1,32 @@
 // The HTTP items of the security review (issue 19): trickled uploads, Host
 // and X-Forwarded-* values, /health's size, aborted uploads; and the access
 // log's `bytes` (issue 20). Each case is named after its item. Runs on Deno
-// and on the npm package under Node 22 (see _support.ts); requests that
+// and on the npm package under Node 22 (see _suite.ts); requests that
 // fetch will not send (a bad Host) go over raw TCP.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import {
-  announce,
-  ANY_LOCAL_PORT,
   assertProblem,
-  collect,
   newSeed,
-  parseRawResponse,
-  type RawConnection,
-  rawRequest,
   signedPod,
+  updateHeaders,
+  upload,
+} from "./_pods.ts";
+import {
+  ANY_LOCAL_PORT,
   sleep,
   spawnBroker,
   startServer,
-  TestClient,
   until,
-  updateHeaders,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The hardening cases. */
-export const HARDENING_CASES = cases;
+} from "./_servers.ts";
+import { test } from "./_suite.ts";
+import {
+  announce,
+  parseRawResponse,
+  type RawConnection,
+  rawRequest,
+  TestClient,
+} from "./_wire.ts";
 
 /** The value of one sample of the metrics listener's exposition. */
 async function sample(metricsPort: number, series: string): Promise<number> {

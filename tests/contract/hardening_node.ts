@@ -3,31 +3,23 @@
 // over the limit (item 9) and slow uploads beside /health (item 10), each
 // case named after its item; and a hot pod's answer, which node:http writes
 // from its cached parts. Runs on all three adapters (see
-// _support.ts); what only node:http can do is checked where `api.http` says
+// _suite.ts); what only node:http can do is checked where `api.http` says
 // node:http.
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { connect } from "node:net";
 import process from "node:process";
+import { signedPod, upload } from "./_pods.ts";
+import { sleep, startServer, until } from "./_servers.ts";
+import { test } from "./_suite.ts";
 import {
   announce,
   binaryFrameHeader,
-  collect,
   parseRawResponse,
   parseServerFrames,
   RawConnection,
   SIGNAL_UPGRADE,
-  signedPod,
-  sleep,
-  startServer,
-  until,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The cases of this file. */
-export const HARDENING_NODE_CASES = cases;
+} from "./_wire.ts";
 
 /** The headers of a WebSocket upgrade, sent to a route that is no WebSocket. */
 const UPGRADE_HEADERS = "Connection: Upgrade\r\nUpgrade: websocket\r\n" +

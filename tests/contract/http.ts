@@ -1,30 +1,22 @@
 // The HTTP API (DESIGN section 3) against a real server: the same cases run
-// on Deno and on the npm package under Node 22 (see _support.ts).
+// on Deno and on the npm package under Node 22 (see _suite.ts).
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { PodRecord, Registry } from "../../src/core.ts";
 import {
   assertProblem,
-  collect,
-  type ContractApi,
   newSeed,
-  RawConnection,
   replaceText,
-  runCommand,
   sameBytes,
   SAMPLE_HTML,
   SANDBOX_POLICY,
   signedPod,
-  startServer,
-  tempDir,
   upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The HTTP cases. */
-export const HTTP_CASES = cases;
+} from "./_pods.ts";
+import { runCommand, startServer, tempDir } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
+import { RawConnection } from "./_wire.ts";
 
 /** A signed pod's text, its manifest's base64 payload, and the manifest. */
 function manifestOf(pod: Uint8Array) {

@@ -1,6 +1,6 @@
 // ICE servers in the signaling protocol (DESIGN section 7): `joined` carries
 // them, an `ice` frame refreshes them, the TURN secret never shows. Runs on
-// Deno and on the npm package under Node 22 (see _support.ts).
+// Deno and on the npm package under Node 22 (see _suite.ts).
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -8,20 +8,14 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import process from "node:process";
 import {
-  collect,
-  expectedTurnCredential,
   freePort,
   runCommand,
   startServer,
   tempDir,
-  TestClient,
   waitForPort,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The ICE cases. */
-export const ICE_CASES = cases;
+} from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { expectedTurnCredential, TestClient } from "./_wire.ts";
 
 test("signaling: joined carries iceServers, ice returns fresh ones, the secret never shows", async (api) => {
   const secret = "turn-secret-" + crypto.randomUUID();

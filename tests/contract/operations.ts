@@ -8,25 +8,22 @@ import process from "node:process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
-  ANY_LOCAL_PORT,
   assertProblem,
-  collect,
-  joinAll,
   newSeed,
-  runCli,
   SAMPLE_HTML,
   signedPod,
+  upload,
+} from "./_pods.ts";
+import {
+  ANY_LOCAL_PORT,
+  runCli,
   sleep,
   spawnBroker,
   startServer,
   tempDir,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The operations cases. */
-export const OPERATIONS_CASES = cases;
+} from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { joinAll } from "./_wire.ts";
 
 /** `promtool check metrics` over `text` (skipped loudly outside CI when missing). */
 function promtool(text: string): Promise<{ code: number; output: string }> {

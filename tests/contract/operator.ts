@@ -2,21 +2,15 @@
 // operator's list and delete commands (the runtime's CLI: Deno's, or the npm
 // package's `pod-broker` bin on Node 22) against a live broker.
 import assert from "node:assert/strict";
+import { signedPod, upload } from "./_pods.ts";
 import {
   ANY_LOCAL_PORT,
-  collect,
   runCli,
-  signedPod,
   spawnBroker,
   startServer,
   tempDir,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The operator cases. */
-export const OPERATOR_CASES = cases;
+} from "./_servers.ts";
+import { test } from "./_suite.ts";
 
 test("Strict-Transport-Security over https (base URL or trusted proxy), never over plain http", async (api) => {
   const hsts = "max-age=31536000";

@@ -1,23 +1,14 @@
 // An origin per pod, the third security review's items 6 to 8: what a pod
 // host is, and what the broker says about pod hosts. Each case is named
-// after its item. Runs on both runtimes (see _support.ts); requests with a
+// after its item. Runs on both runtimes (see _suite.ts); requests with a
 // Host of their own go through node:http (fetch cannot set it).
 import assert from "node:assert/strict";
-import {
-  collect,
-  signedPod,
-  sleep,
-  startServer,
-  TestClient,
-  upload,
-} from "./_support.ts";
+import { signedPod, upload } from "./_pods.ts";
+import { sleep, startServer } from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { TestClient } from "./_wire.ts";
 import { labelOf, requestAs } from "./pod_domain.ts";
 import { runUntilListening } from "./script_policy.ts";
-
-const { cases, test } = collect();
-
-/** The pod-origin cases of the third security review. */
-export const ORIGIN_CASES = cases;
 
 test("security round 3, 7: with podDomain, /health counts pod-host origins instead of naming them", async (api) => {
   await using t = await startServer(api, { podDomain: "pods.test" });

@@ -5,24 +5,10 @@
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  collect,
-  type ContractApi,
-  newSeed,
-  putUpdate,
-  runCli,
-  signedPod,
-  spawnBroker,
-  startServer,
-  tempDir,
-  upload,
-} from "./_support.ts";
+import { newSeed, putUpdate, signedPod, upload } from "./_pods.ts";
+import { runCli, spawnBroker, startServer, tempDir } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
 import { labelOf, type RawAnswer, requestAs } from "./pod_domain.ts";
-
-const { cases, test } = collect();
-
-/** The permission cases. */
-export const PERMISSION_CASES = cases;
 
 /** A page that declares `content` in its head. */
 function declaring(content: string, head = ""): string {

@@ -3,12 +3,9 @@
 // go through node:http, since fetch cannot set the Host header.
 import assert from "node:assert/strict";
 import { type HostAnswer, requestWithHost } from "../support/host_request.ts";
-import { collect, signedPod, startServer, upload } from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The pod-domain cases. */
-export const POD_DOMAIN_CASES = cases;
+import { signedPod, upload } from "./_pods.ts";
+import { startServer } from "./_servers.ts";
+import { test } from "./_suite.ts";
 
 /** Lowercase RFC 4648 base32, no padding, of an id's 12 ASCII bytes. */
 export function labelOf(id: string): string {

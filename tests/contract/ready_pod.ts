@@ -5,12 +5,9 @@
 // the ones of the first answer. On the broker's host and on a pod's host.
 import assert from "node:assert/strict";
 import { requestWithHost } from "../support/host_request.ts";
-import { collect, signedPod, startServer, upload } from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The ready-pod cases. */
-export const READY_POD_CASES = cases;
+import { signedPod, upload } from "./_pods.ts";
+import { startServer } from "./_servers.ts";
+import { test } from "./_suite.ts";
 
 /** Headers that differ between two answers by design. */
 const PER_ANSWER = new Set(["date", "keep-alive", "connection"]);

@@ -1,7 +1,7 @@
 // Signaling across brokers on Redis (issue 14) on both runtimes: two brokers
 // in one process, each with its own RedisBus on one private redis-server
 // (started here with node:child_process). Runs on Deno and on the npm
-// package under Node 22 (see _support.ts).
+// package under Node 22 (see _suite.ts).
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { spawn, spawnSync } from "node:child_process";
@@ -10,23 +10,16 @@ import { writeFile } from "node:fs/promises";
 import { connect } from "node:net";
 import { join } from "node:path";
 import process from "node:process";
+import { assertProblem, signedPod, upload } from "./_pods.ts";
 import {
-  assertProblem,
-  collect,
   freePort,
-  signedPod,
   sleep,
   startServer,
   tempDir,
-  TestClient,
-  upload,
   waitForPort,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The scale-out cases. */
-export const SCALEOUT_CASES = cases;
+} from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { assertSessionAcross, TestClient } from "./_wire.ts";
 
 const REDIS_SERVER = "/usr/bin/redis-server";
 
@@ -125,30 +118,7 @@ test("bus: peers of one session on two brokers see each other and signal through
     const health = await (await fetch(`${a.url}/health`)).json();
     assert.equal(health.bus, "up");
     assert.ok(!JSON.stringify(health).includes(password));
-    const onA = new TestClient(a.wsUrl);
-    const joinedA = await onA.join("across");
-    const onB = new TestClient(b.wsUrl);
-    const joinedB = await onB.join("across");
-    assert.deepEqual(joinedB.peers, [joinedA.peerId]);
-    assert.deepEqual(await onA.next(), {
-      type: "peer-joined",
-      peerId: joinedB.peerId,
-    });
-    const data = { candidate: null };
-    onB.send({ type: "signal", to: joinedA.peerId, data });
-    assert.deepEqual(await onA.next(), {
-      type: "signal",
-      from: joinedB.peerId,
-      data,
-    });
-    onB.ws.close();
-    await onB.closed;
-    assert.deepEqual(await onA.next(), {
-      type: "peer-left",
-      peerId: joinedB.peerId,
-    });
-    onA.ws.close();
-    await onA.closed;
+    await assertSessionAcross(a.wsUrl, b.wsUrl, "across");
   } finally {
     await busA.close();
     await busB.close();

@@ -7,22 +7,14 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { PodRecord, Registry } from "../../src/core.ts";
+import { signedPod, upload } from "./_pods.ts";
 import {
   ANY_LOCAL_PORT,
   type CliRun,
-  collect,
-  type ContractApi,
-  type ContractCase,
   runCommand,
-  signedPod,
   startServer,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The script policy cases. */
-export const SCRIPT_POLICY_CASES: readonly ContractCase[] = cases;
+} from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
 
 /** `count` distinct inline scripts. */
 function scripts(count: number): string {

@@ -1,21 +1,15 @@
 // The signaling protocol (DESIGN section 4) over real WebSockets: the same
-// cases run on Deno and on the npm package under Node 22 (see _support.ts).
+// cases run on Deno and on the npm package under Node 22 (see _suite.ts).
 import assert from "node:assert/strict";
+import { sleep, startServer } from "./_servers.ts";
+import { test } from "./_suite.ts";
 import {
-  collect,
   joinAll,
   maskedTextFrame,
   parseServerFrames,
   rawHandshake,
-  sleep,
-  startServer,
   TestClient,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The signaling cases. */
-export const SIGNALING_CASES = cases;
+} from "./_wire.ts";
 
 const OFFER = {
   sdp: { type: "offer", sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n" },

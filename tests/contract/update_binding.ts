@@ -12,25 +12,15 @@ import { join } from "node:path";
 import type { MemoryRegistry, Registry } from "../../src/core.ts";
 import {
   assertProblem,
-  collect,
-  type ContractApi,
   newSeed,
-  parseRawResponse,
   putUpdate,
-  RawConnection,
-  runCli,
   signedPod,
-  startServer,
-  tempDir,
-  type TestServer,
   updateHeaders,
   upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The cases of updates bound to their pod, and of keys kept. */
-export const UPDATE_BINDING_CASES = cases;
+} from "./_pods.ts";
+import { runCli, startServer, tempDir, type TestServer } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
+import { parseRawResponse, RawConnection } from "./_wire.ts";
 
 /** `pod-broker publish FILE --broker URL` with `flags`. */
 function publish(

@@ -10,21 +10,13 @@ import { join } from "node:path";
 import type { Registry } from "../../src/core.ts";
 import {
   assertProblem,
-  collect,
-  type ContractApi,
   newSeed,
   putUpdate,
-  runCli,
   signedPod,
-  startServer,
-  tempDir,
   upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The update cases. */
-export const UPDATE_CASES = cases;
+} from "./_pods.ts";
+import { runCli, startServer, tempDir } from "./_servers.ts";
+import { type ContractApi, test } from "./_suite.ts";
 
 /** PUTs `body` to /ID as text/html, with `seed`'s Pod-Update-Signature. */
 function put(

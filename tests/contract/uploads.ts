@@ -2,27 +2,15 @@
 // holds the bytes received, issue 19), the pace a body must keep (a sliding
 // window of the minimum rate, a total deadline) and the optional cap per
 // address, memory that grows with received bytes only. Runs on
-// Deno and on the npm package under Node 22 (see _support.ts); the raw
+// Deno and on the npm package under Node 22 (see _suite.ts); the raw
 // responses are read with either framing (Deno.serve sends Content-Length,
 // node:http may send chunks).
 import assert from "node:assert/strict";
 import process from "node:process";
-import {
-  announce,
-  collect,
-  parseRawResponse,
-  type RawConnection,
-  signedPod,
-  sleep,
-  startServer,
-  until,
-  upload,
-} from "./_support.ts";
-
-const { cases, test } = collect();
-
-/** The upload limit cases. */
-export const UPLOAD_CASES = cases;
+import { signedPod, upload } from "./_pods.ts";
+import { sleep, startServer, until } from "./_servers.ts";
+import { test } from "./_suite.ts";
+import { announce, parseRawResponse, type RawConnection } from "./_wire.ts";
 
 function statusOf(head: string): number {
   return parseRawResponse(head).status;

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { until } from "../support/ports.ts";
 import { Redis } from "ioredis";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
-import { startServer, TestClient } from "../contract/_support.ts";
+import { startServer } from "../contract/_servers.ts";
+import { TestClient } from "../contract/_wire.ts";
 import { DENO_API } from "../support/helpers.ts";
 import { haveRedis, spawnBusBroker, startRedis } from "../support/redis.ts";
 

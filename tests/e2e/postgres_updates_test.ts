@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import postgres from "postgres";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { MIGRATIONS } from "../../src/registries/postgres_schema.ts";
-import { updateHeaders } from "../contract/_support.ts";
+import { updateHeaders } from "../contract/_pods.ts";
 import {
   DENO_API,
   newSeed,

@@ -22,7 +22,7 @@ import {
 } from "../support/helpers.ts";
 import { havePostgres, startPostgres } from "../support/postgres.ts";
 import { haveRedis, startRedis } from "../support/redis.ts";
-import { TestClient } from "../support/ws.ts";
+import { assertSessionAcross } from "../contract/_wire.ts";
 
 const have = havePostgres() && haveRedis();
 
@@ -70,28 +70,11 @@ gatedTest(
     assert.equal(hits, 3, "hits through A and B counted in one place");
 
     // Peers on A and B share a session; a signal crosses to its addressee.
-    const onA = new TestClient(`ws://127.0.0.1:${a.port}/signal`);
-    const joinedA = await onA.join("scale");
-    const onB = new TestClient(`ws://127.0.0.1:${b.port}/signal`);
-    const joinedB = await onB.join("scale");
-    assert.deepEqual(joinedB.peers, [joinedA.peerId]);
-    assert.deepEqual(await onA.next(), {
-      type: "peer-joined",
-      peerId: joinedB.peerId,
-    });
-    const data = { candidate: null };
-    onA.send({ type: "signal", to: joinedB.peerId, data });
-    assert.deepEqual(await onB.next(), {
-      type: "signal",
-      from: joinedA.peerId,
-      data,
-    });
-    await onB.close();
-    assert.deepEqual(await onA.next(), {
-      type: "peer-left",
-      peerId: joinedB.peerId,
-    });
-    await onA.close();
+    await assertSessionAcross(
+      `ws://127.0.0.1:${a.port}/signal`,
+      `ws://127.0.0.1:${b.port}/signal`,
+      "scale",
+    );
 
     // A takedown on the shared database: 410 on both, within a second.
     const deleted = await cli([

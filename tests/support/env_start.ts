@@ -11,7 +11,7 @@ import {
   expectedTurnCredential,
   type Frame,
   TestClient,
-} from "../contract/_support.ts";
+} from "../contract/_wire.ts";
 
 /** The TURN URL every run names (no TURN server needed: only minting). */
 export const TURN_URL = "turn:127.0.0.1:3478";

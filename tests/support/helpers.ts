@@ -1,6 +1,7 @@
 // Shared test helpers for Deno tests: a real server on 127.0.0.1 port 0,
 // keys and pods, broker processes. The runtime-neutral ones live in
-// tests/contract/_support.ts (the two-runtime contract suite) and are bound
+// tests/contract/ (the two-runtime contract suite's _suite.ts,
+// _servers.ts, _pods.ts and _wire.ts) and are bound
 // here to the Deno build.
 import config from "../../deno.json" with { type: "json" };
 import * as mod from "../../src/mod.ts";
@@ -8,7 +9,9 @@ import * as adapter from "../../src/adapter.ts";
 import { PostgresRegistry } from "../../src/registries/postgres.ts";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
-import * as support from "../contract/_support.ts";
+import type { ContractApi } from "../contract/_suite.ts";
+import * as pods from "../contract/_pods.ts";
+import * as servers from "../contract/_servers.ts";
 import {
   ANY_LOCAL_PORT,
   type BrokerProcess,
@@ -16,21 +19,19 @@ import {
 } from "./broker_process.ts";
 
 export { ANY_LOCAL_PORT, type BrokerProcess } from "./broker_process.ts";
+export { replaceText, SAMPLE_HTML, upload } from "../contract/_pods.ts";
 export {
   type CliRun,
-  replaceText,
   runCommand,
-  SAMPLE_HTML,
   type TestServer,
-  upload,
-} from "../contract/_support.ts";
+} from "../contract/_servers.ts";
 
 /** `src/mod.ts`: the Deno CLI's entry. */
 export const MOD: string =
   new URL("../../src/mod.ts", import.meta.url).pathname;
 
 /** The Deno build as the contract suite sees it (tests/contract/). */
-export const DENO_API: support.ContractApi = {
+export const DENO_API: ContractApi = {
   ...mod,
   ...adapter,
   createRedisBus,
@@ -41,27 +42,27 @@ export const DENO_API: support.ContractApi = {
   version: config.version,
 };
 
-/** `fn` of tests/contract/_support.ts, bound to the Deno build. */
+/** `fn` of tests/contract/, bound to the Deno build. */
 function bound<A extends unknown[], R>(
-  fn: (api: support.ContractApi, ...args: A) => R,
+  fn: (api: ContractApi, ...args: A) => R,
 ): (...args: A) => R {
   return (...args) => fn(DENO_API, ...args);
 }
 
 /** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
-export const startServer = bound(support.startServer);
+export const startServer = bound(servers.startServer);
 
 /** A fresh Ed25519 seed. */
-export const newSeed = bound(support.newSeed);
+export const newSeed = bound(pods.newSeed);
 
 /** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
-export const signedPod = bound(support.signedPod);
+export const signedPod = bound(pods.signedPod);
 
 /**
  * PUTs `pod` to /ID as text/html with `seed`'s `Pod-Update-Signature` for
  * the version stored now (from /ID/meta).
  */
-export const putUpdate = bound(support.putUpdate);
+export const putUpdate = bound(pods.putUpdate);
 
 /**
  * Runs `deno ARGS` (a broker's command line) and waits until it logs
@@ -79,8 +80,8 @@ export function spawnBroker(
 export async function cli(
   args: string[],
   env: Record<string, string> = {},
-): Promise<support.CliRun> {
-  const { code, stdout, stderr } = await support.runCommand(
+): Promise<servers.CliRun> {
+  const { code, stdout, stderr } = await servers.runCommand(
     Deno.execPath(),
     ["run", "-A", MOD, ...args],
     { env },

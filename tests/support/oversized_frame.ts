@@ -2,7 +2,7 @@
 // over a raw TCP connection (node:net) until the broker refuses it.
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
-import { binaryFrameHeader, SIGNAL_UPGRADE } from "../contract/_support.ts";
+import { binaryFrameHeader, SIGNAL_UPGRADE } from "../contract/_wire.ts";
 
 /** What announcing and streaming one oversized frame came to. */
 export interface OversizedFrame {

@@ -1,12 +1,12 @@
 // WebSocket helpers for Deno tests. The queued client is the contract
-// suite's (tests/contract/_support.ts, runtime-neutral); the raw TCP client
+// suite's (tests/contract/_wire.ts, runtime-neutral); the raw TCP client
 // here is Deno's own (`Deno.connect`), for handshakes and silent peers.
 export {
   type Frame,
   joinAll,
   maskedTextFrame,
   TestClient,
-} from "../contract/_support.ts";
+} from "../contract/_wire.ts";
 
 /**
  * A WebSocket handshake over raw TCP: returns the status line and the open

@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { keyProblem } from "../../src/bundler/confine.ts";
 import { encodePrivateKeyPem } from "../../src/pod/keys.ts";
 import { MOD, newSeed } from "../support/helpers.ts";
-import { tempDir } from "../contract/_support.ts";
+import { tempDir } from "../contract/_servers.ts";
 
 const OUTSIDE_MARKER = "outside-marker-5f1c";
 const ENV_MARKER = "environ-marker-9b2e";

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { buildPod } from "../../src/bundler/mod.ts";
 import { EMPTY_ICON, iconEdit } from "../../src/bundler/icon.ts";
 import { applyEdits } from "../../src/bundler/inline.ts";
-import { tempDir } from "../contract/_support.ts";
+import { tempDir } from "../contract/_servers.ts";
 
 /** The page with the icon edit applied (unchanged without one). */
 function withIcon(html: string): string {

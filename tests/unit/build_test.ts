@@ -31,7 +31,7 @@ import {
   runJourney,
 } from "../support/browser.ts";
 import { cli, newSeed } from "../support/helpers.ts";
-import { tempDir } from "../contract/_support.ts";
+import { tempDir } from "../contract/_servers.ts";
 
 const TESTDATA = new URL("../testdata/build/", import.meta.url).pathname;
 const APP = join(TESTDATA, "app/index.html");

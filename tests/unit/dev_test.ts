@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { runCli, startDev } from "../support/dev_process.ts";
 import { startServer, upload } from "../support/helpers.ts";
-import { tempDir } from "../contract/_support.ts";
+import { tempDir } from "../contract/_servers.ts";
 import { requestWithHost } from "../support/host_request.ts";
 
 interface Answer {

@@ -10,7 +10,7 @@
 // of the broker with trustProxy, and plain http redirected to https.
 import assert from "node:assert/strict";
 import { OPENSSL, testCertificates } from "../support/tls.ts";
-import { runCommand } from "../contract/_support.ts";
+import { runCommand } from "../contract/_servers.ts";
 import { gatedTest, inCi } from "../support/gated.ts";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";

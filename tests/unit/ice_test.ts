@@ -4,7 +4,7 @@ import {
   createIceServerSource,
   mintTurnCredential,
 } from "../../src/signaling/ice.ts";
-import { expectedTurnCredential } from "../contract/_support.ts";
+import { expectedTurnCredential } from "../contract/_wire.ts";
 
 Deno.test("mintTurnCredential() is the TURN REST API scheme (RFC 2104 vector too)", async () => {
   const { username, credential } = mintTurnCredential("key", "peer", 1234);

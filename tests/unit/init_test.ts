@@ -13,7 +13,7 @@ import {
 } from "../../src/pod/keys.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { type CliRun, MOD, newSeed, startServer } from "../support/helpers.ts";
-import { tempDir } from "../contract/_support.ts";
+import { tempDir } from "../contract/_servers.ts";
 
 /** `pod-broker ARGS` with XDG_CONFIG_HOME (the key folder's parent) set. */
 async function cliIn(

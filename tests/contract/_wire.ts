@@ -1,311 +1,9 @@
-// Runtime-neutral helpers of the contract suite. The suite runs on Deno
-// (tests/contract/deno_test.ts, with src/mod.ts) and on Node 22 (through the
-// installed npm package, tests/contract/node_test.ts), so this file imports
-// nothing at run time but `node:` built-ins: the broker comes in as
-// `ContractApi`, and its types are imported with `import type` only.
+// The wire for the contract cases: a signaling client, raw WebSocket frames
+// and raw HTTP.
+// Runtime-neutral, like every file here: see _suite.ts.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import process from "node:process";
-import {
-  type BrokerProcess,
-  spawnBroker as spawnProcess,
-  type SpawnOptions,
-} from "../support/broker_process.ts";
 import { sleep } from "../support/ports.ts";
-import type * as Core from "../../src/core.ts";
-import type * as Adapter from "../../src/adapter.ts";
-import type * as BusRedis from "../../src/signaling/bus/redis.ts";
-import type * as RegistryPostgres from "../../src/registries/postgres.ts";
-import type { CreateSignalServer } from "../../src/cli/main.ts";
-import type {
-  Registry,
-  SignalServer,
-  SignalServerOptions,
-  SignPodOptions,
-} from "../../src/core.ts";
-
-// The low-level helpers live in tests/support/ (runtime-neutral files that
-// node_test.ts transpiles with this folder); the suite imports them from here.
-export { freePort, sleep, until, waitForPort } from "../support/ports.ts";
-export {
-  ANY_LOCAL_PORT,
-  type BrokerProcess,
-  LISTENING,
-} from "../support/broker_process.ts";
-
-/** The runtime a case runs on. */
-export type Runtime = "deno" | "node";
-
-/**
- * What a case gets: the package's public exports (`src/core.ts` plus the
- * runtime's `createSignalServer`), its unstable `adapter` subpath, and how to
- * reach the rest of it.
- */
-export type ContractApi = typeof Core & typeof Adapter & {
-  /** The runtime's server: `adapters/deno.ts` or `adapters/node.ts`. */
-  createSignalServer: CreateSignalServer;
-  /** The Redis bus (the `bus-redis` subpath of the package). */
-  createRedisBus: typeof BusRedis.createRedisBus;
-  /** The PostgreSQL registry (the `registry-postgres` subpath). */
-  PostgresRegistry: typeof RegistryPostgres.PostgresRegistry;
-  /** Which runtime this is. */
-  runtime: Runtime;
-  /** The HTTP server under the broker: `Deno.serve`, or `node:http` (either runtime's). */
-  http: "Deno.serve" | "node:http";
-  /** The command line that runs the `pod-broker` CLI, without its arguments. */
-  cli: string[];
-  /** The version the build must report (deno.json's). */
-  version: string;
-};
-
-/** One case of the suite. */
-export interface ContractCase {
-  /** The test's name, unique in the suite. */
-  name: string;
-  /** Runs the case; rejects on the first failed check. */
-  fn: (api: ContractApi) => Promise<void>;
-  /** Set when the case runs on one runtime only; `why` says why. */
-  only?: { runtime: Runtime; why: string };
-  /** Time limit of the Node runner for this case. @default {60000} */
-  timeoutMs?: number;
-}
-
-/** Options of a case defined with `test()`. */
-export type CaseOptions = Pick<ContractCase, "only" | "timeoutMs">;
-
-/**
- * A list of cases and the `test(name, fn)` that adds to it, so that a
- * suite file reads like a Deno test file:
- * `const { cases, test } = collect(); test("name", async (api) => {...});`.
- */
-export function collect(): {
-  cases: ContractCase[];
-  test: (
-    name: string,
-    fn: ContractCase["fn"],
-    options?: CaseOptions,
-  ) => void;
-} {
-  const cases: ContractCase[] = [];
-  return {
-    cases,
-    test: (name, fn, options = {}) => cases.push({ name, fn, ...options }),
-  };
-}
-
-/** A running test server and its URLs. */
-export interface TestServer extends AsyncDisposable {
-  server: SignalServer;
-  /** `http://127.0.0.1:PORT` */
-  url: string;
-  /** `ws://127.0.0.1:PORT/signal` */
-  wsUrl: string;
-  registry: Registry;
-}
-
-/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
-export async function startServer(
-  api: ContractApi,
-  options: Partial<SignalServerOptions> = {},
-): Promise<TestServer> {
-  const registry = options.registry ?? new api.MemoryRegistry();
-  const server = await api.createSignalServer({
-    logger: api.silentLogger,
-    accessLog: "off",
-    ...options,
-    registry,
-    port: 0,
-    hostname: "127.0.0.1",
-  });
-  const url = `http://127.0.0.1:${server.port}`;
-  return {
-    server,
-    url,
-    wsUrl: `ws://127.0.0.1:${server.port}/signal`,
-    registry,
-    [Symbol.asyncDispose]: () => server.close(),
-  };
-}
-
-/** A small HTML document. */
-export const SAMPLE_HTML =
-  "<!doctype html>\n<html><head><title>Test pod</title></head><body><p>hello</p></body></html>\n";
-
-/** The sandbox policy every pod response carries first. */
-export const SANDBOX_POLICY =
-  "sandbox allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox; object-src 'none'; base-uri 'none'";
-
-/** A fresh Ed25519 seed. */
-export async function newSeed(api: ContractApi): Promise<Uint8Array> {
-  return (await api.generateKeyPair()).seed;
-}
-
-/** A signed copy of `html` (SAMPLE_HTML by default) with a fresh key. */
-export async function signedPod(
-  api: ContractApi,
-  html: string | Uint8Array = SAMPLE_HTML,
-  options: SignPodOptions = {},
-  seed?: Uint8Array,
-): Promise<Uint8Array<ArrayBuffer>> {
-  const pod = await api.signPod(html, seed ?? await newSeed(api), options);
-  return new Uint8Array(pod);
-}
-
-/** Asserts each header of `expected` on `response` (null: absent). */
-export function assertHeaders(
-  response: Response,
-  expected: Record<string, string | null>,
-): void {
-  for (const [name, value] of Object.entries(expected)) {
-    assert.equal(response.headers.get(name), value, name);
-  }
-}
-
-/** POSTs `body` to /pods as text/html. */
-export function upload(
-  url: string,
-  body: BodyInit | null,
-  headers: HeadersInit = { "Content-Type": "text/html; charset=utf-8" },
-): Promise<Response> {
-  return fetch(`${url}/pods`, { method: "POST", headers, body });
-}
-
-/** A SHA-256 in base64url that names no stored version. */
-export const NO_VERSION = "A".repeat(43);
-
-/**
- * The update headers of `seed` for replacing the version of pod `id`
- * stored now (from its /meta, or `replaces` when given) with `pod`:
- * `Pod-Update-Signature` and `Pod-Update-Replaces`. A pod with no readable
- * manifest gets a signature of a made-up content, so that the broker's own
- * refusal of the body shows.
- */
-export async function updateHeaders(
-  api: ContractApi,
-  url: string,
-  id: string,
-  pod: Uint8Array,
-  seed: Uint8Array,
-  replaces?: string,
-): Promise<Record<string, string>> {
-  if (replaces === undefined) {
-    const meta = await fetch(`${url}/${id}/meta`);
-    const body = await meta.json().catch(() => null);
-    replaces = meta.ok ? body.sha256 as string : NO_VERSION;
-  }
-  let contentSha256 = NO_VERSION;
-  try {
-    const json = api.parsePod(pod).json as { contentSha256?: unknown };
-    if (typeof json.contentSha256 === "string") {
-      contentSha256 = json.contentSha256;
-    }
-  } catch {
-    // not a pod: any signature of the right shape
-  }
-  const statement = {
-    id: /^[A-Za-z0-9]{12}$/.test(id) ? id : "AAAAAAAAAAAA",
-    replaces,
-    contentSha256,
-  };
-  const signature = await api.signUpdate(statement, seed).catch(() =>
-    api.signUpdate({ ...statement, contentSha256: NO_VERSION }, seed)
-  );
-  return {
-    "Pod-Update-Signature": signature,
-    "Pod-Update-Replaces": replaces,
-  };
-}
-
-/**
- * PUTs `pod` to /ID as text/html with `seed`'s update headers (see
- * {@linkcode updateHeaders}); `headers` are added, or replace them.
- */
-export async function putUpdate(
-  api: ContractApi,
-  url: string,
-  id: string,
-  pod: Uint8Array<ArrayBuffer>,
-  seed: Uint8Array,
-  headers: Record<string, string> = {},
-): Promise<Response> {
-  return await fetch(`${url}/${id}`, {
-    method: "PUT",
-    headers: {
-      "Content-Type": "text/html; charset=utf-8",
-      ...await updateHeaders(api, url, id, pod, seed),
-      ...headers,
-    },
-    body: pod,
-  });
-}
-
-/** Replaces the first occurrence of ASCII `from` with `to` in the bytes of `pod`. */
-export function replaceText(
-  pod: Uint8Array,
-  from: string,
-  to: string,
-): Uint8Array<ArrayBuffer> {
-  const needle = new TextEncoder().encode(from);
-  let at = -1;
-  for (let i = 0; i + needle.length <= pod.length && at === -1; i++) {
-    if (needle.every((byte, j) => pod[i + j] === byte)) at = i;
-  }
-  if (at === -1) throw new Error(`Cannot find '${from}' in the pod`);
-  const replacement = new TextEncoder().encode(to);
-  const out = new Uint8Array(pod.length - needle.length + replacement.length);
-  out.set(pod.subarray(0, at));
-  out.set(replacement, at);
-  out.set(pod.subarray(at + needle.length), at + replacement.length);
-  return out;
-}
-
-/** Whether two byte arrays are equal (fast enough for 50 MiB). */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-/** Checks the RFC 9457 shape of a problem response and returns its body. */
-export async function problemOf(
-  response: Response,
-): Promise<Record<string, unknown>> {
-  assert.equal(
-    response.headers.get("Content-Type"),
-    "application/problem+json",
-  );
-  const body = await response.json();
-  assert.equal(body.status, response.status);
-  assert.equal(body.type, "about:blank");
-  assert.equal(typeof body.title, "string");
-  assert.equal(typeof body.detail, "string");
-  return body;
-}
-
-/** Checks that `response` is a problem with `status` and `code`. */
-export async function assertProblem(
-  response: Response,
-  status: number,
-  code: string,
-): Promise<void> {
-  assert.equal(response.status, status, `expected ${status} ${code}`);
-  assert.equal((await problemOf(response)).code, code);
-}
-
-/** A fresh temp directory, and its removal. */
-export async function tempDir(
-  prefix = "pod-broker-contract-",
-): Promise<AsyncDisposable & { path: string }> {
-  const path = await mkdtemp(join(tmpdir(), prefix));
-  return {
-    path,
-    [Symbol.asyncDispose]: () => rm(path, { recursive: true, force: true }),
-  };
-}
 
 /** A JSON frame received on a signaling socket. */
 // deno-lint-ignore no-explicit-any
@@ -408,6 +106,40 @@ export async function joinAll(
     ids.push(joined.peerId);
   }
   return { clients, ids };
+}
+
+/**
+ * Two peers of `session`, one on the broker at `urlA` and one on the broker
+ * at `urlB` (scale-out): B's join lists A, A hears B join, a signal from B
+ * reaches A, and A hears B leave. Both clients are closed at the end.
+ */
+export async function assertSessionAcross(
+  urlA: string,
+  urlB: string,
+  session: string,
+): Promise<void> {
+  const onA = new TestClient(urlA);
+  const joinedA = await onA.join(session);
+  const onB = new TestClient(urlB);
+  const joinedB = await onB.join(session);
+  assert.deepEqual(joinedB.peers, [joinedA.peerId]);
+  assert.deepEqual(await onA.next(), {
+    type: "peer-joined",
+    peerId: joinedB.peerId,
+  });
+  const data = { candidate: null };
+  onB.send({ type: "signal", to: joinedA.peerId, data });
+  assert.deepEqual(await onA.next(), {
+    type: "signal",
+    from: joinedB.peerId,
+    data,
+  });
+  await onB.close();
+  assert.deepEqual(await onA.next(), {
+    type: "peer-left",
+    peerId: joinedB.peerId,
+  });
+  await onA.close();
 }
 
 /**
@@ -640,91 +372,6 @@ export function parseRawResponse(text: string): RawResponse {
     body += rest.slice(lineEnd + 2, lineEnd + 2 + size);
     at = lineEnd + 2 + size + 2;
   }
-}
-
-/** What a finished CLI run printed. */
-export interface CliRun {
-  /** Exit code. */
-  code: number;
-  /** Everything written to stdout. */
-  stdout: string;
-  /** Everything written to stderr. */
-  stderr: string;
-}
-
-/** Runs `pod-broker ARGS` (the runtime's CLI) to the end. */
-export function runCli(api: ContractApi, args: string[]): Promise<CliRun> {
-  const [command, ...prefix] = api.cli;
-  return runCommand(command!, [...prefix, ...args]);
-}
-
-/** How {@linkcode runCommand} runs a program. */
-export interface RunOptions {
-  /** The working directory. */
-  cwd?: string;
-  /** Environment variables added to this process's. */
-  env?: Record<string, string>;
-  /** Stops (SIGKILL) the program once its output matches this. */
-  stopWhen?: RegExp;
-  /** Stops (SIGKILL) the program after this many milliseconds. */
-  timeoutMs?: number;
-}
-
-/**
- * Runs a program to the end (`node:child_process`, on either runtime), or
- * until {@linkcode RunOptions} stops it (then `stopped` is true).
- */
-export function runCommand(
-  command: string,
-  args: string[],
-  { cwd, env = {}, stopWhen, timeoutMs }: RunOptions = {},
-): Promise<CliRun & { stopped: boolean }> {
-  const child = spawn(command, args, {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1", ...env },
-    ...(cwd === undefined ? {} : { cwd }),
-  });
-  let stdout = "";
-  let stderr = "";
-  let stopped = false;
-  const stop = () => {
-    stopped = true;
-    child.kill("SIGKILL");
-  };
-  const seen = () => {
-    if (stopWhen && (stopWhen.test(stdout) || stopWhen.test(stderr))) stop();
-  };
-  child.stdout.setEncoding("utf8").on("data", (text) => {
-    stdout += text;
-    seen();
-  });
-  child.stderr.setEncoding("utf8").on("data", (text) => {
-    stderr += text;
-    seen();
-  });
-  const timer = timeoutMs === undefined
-    ? undefined
-    : setTimeout(stop, timeoutMs);
-  return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, stopped });
-    });
-  });
-}
-
-/**
- * Runs `pod-broker ARGS` (a broker's command line, on the runtime's CLI) and
- * waits until it logs "listening on http://HOST:PORT".
- */
-export function spawnBroker(
-  api: ContractApi,
-  args: string[],
-  options: SpawnOptions = {},
-): Promise<BrokerProcess> {
-  const [command, ...prefix] = api.cli;
-  return spawnProcess(command!, [...prefix, ...args], options);
 }
 
 /**
