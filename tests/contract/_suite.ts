@@ -1,5 +1,10 @@
-// The contract suite's definition: what a case is, what it gets, and `test()`, which adds one.
-// Runtime-neutral, like every file here: see _suite.ts.
+// The contract suite's definition: what a case is, what it gets, and
+// `test()`, which adds one. The suite runs on Deno
+// (tests/contract/deno_test.ts, with src/mod.ts) and on Node 22 (through the
+// installed npm package, tests/contract/node_test.ts), so this file and its
+// helpers (_servers.ts, _pods.ts, _wire.ts) import nothing at run time but
+// `node:` built-ins: the broker comes in as `ContractApi`, and its types are
+// imported with `import type` only.
 import type * as Core from "../../src/core.ts";
 import type * as Adapter from "../../src/adapter.ts";
 import type * as BusRedis from "../../src/signaling/bus/redis.ts";

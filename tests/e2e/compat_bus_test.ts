@@ -3,7 +3,7 @@
 // subscriptions and `from`s and its PeerJS ids are removed from Redis by
 // the survivor within four heartbeats, so that they can be had again.
 import assert from "node:assert/strict";
-import { until } from "../support/ports.ts";
+import { sleep, until } from "../support/ports.ts";
 import { Redis } from "ioredis";
 import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 import { startServer } from "../contract/_servers.ts";
@@ -73,19 +73,25 @@ Deno.test({
       assert.equal(topics.length, 1);
       assert.deepEqual(await probe.hgetall(topics[0]!), { [bus.node]: "1" });
       console.log(`reaped after ${Date.now() - killed} ms`);
-      // Its from and its id can be had again; its place in the topic too
-      // (two subscribers at most: the survivor's socket and one more).
+      // Its place in the topic can be had again (two subscribers at most:
+      // the survivor's socket and one more), before anything the survivor
+      // does refreshes what it last heard of the other broker's count.
+      const second = new TestClient(`${wsUrl}/y-webrtc`);
+      await second.opened();
+      second.send({ type: "subscribe", topics: ["room"] });
+      second.send({ type: "ping" });
+      assert.deepEqual(await second.next(), { type: "pong" });
+      await sleep(4 * HEARTBEAT_MS);
+      second.send({ type: "ping" });
+      assert.deepEqual(await second.next(), { type: "pong" }, "not refused");
+      // Its from and its id too.
       here.send({
         type: "publish",
         topic: "room",
         data: { type: "announce", from: "peer-x" },
       });
       assert.equal((await here.next()).data.from, "peer-x");
-      const second = new TestClient(`${wsUrl}/y-webrtc`);
-      await second.opened();
-      second.send({ type: "subscribe", topics: ["room"] });
-      second.send({ type: "ping" });
-      assert.deepEqual(await second.next(), { type: "pong" });
+      assert.equal((await second.next()).data.from, "peer-x");
       const heir = new TestClient(
         `${wsUrl}/peerjs?key=peerjs&id=alice&token=other`,
       );

@@ -216,7 +216,10 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       const key = scopedKey(state.namespace, name);
       const held = this.#topics.get(key)?.subscribers.size ?? 0;
       const max = this.limits.maxPeersPerSession;
-      if (held + (this.#relay?.remote(key) ?? 0) >= max) {
+      // Only this broker's own count refuses at once. The count on other
+      // brokers is what the last subscribe or publish found, and may be
+      // stale (a broker that died since); the bus's atomic count decides.
+      if (held >= max) {
         this.#full(state, name);
         continue;
       }
