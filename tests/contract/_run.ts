@@ -68,9 +68,7 @@ export async function runCases(
           name,
           ok: false,
           ms: elapsed(started),
-          error: error instanceof Error
-            ? `${error.name}: ${error.message}`
-            : String(error),
+          error: describe(error),
           ...(error instanceof Error && error.stack
             ? { stack: error.stack }
             : {}),
@@ -133,4 +131,17 @@ async function leakedSince(before: Map<string, number>): Promise<string[]> {
     if (leaked.length === 0 || Date.now() > end) return leaked;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * An error's name and message, and its causes' (Node's `fetch failed` says
+ * what failed only in its `cause`: a reset, a closed socket...).
+ */
+function describe(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && depth < 4; depth++) {
+    parts.push(e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    e = e instanceof Error ? e.cause : undefined;
+  }
+  return parts.join(" (cause: ") + ")".repeat(parts.length - 1);
 }

@@ -814,9 +814,12 @@ async function twoBrokers(
 > {
   const redis = await startRedis();
   if (redis === null) return null;
+  // The default heartbeat: these cases never wait for a broker to be taken
+  // for dead, and a short one (lapsing after three beats) lets a stall of a
+  // loaded machine take a live broker for dead and free its ids.
   const buses = [
-    await api.createRedisBus({ url: redis.url, heartbeatMs: 300 }),
-    await api.createRedisBus({ url: redis.url, heartbeatMs: 300 }),
+    await api.createRedisBus({ url: redis.url }),
+    await api.createRedisBus({ url: redis.url }),
   ];
   const [a, b] = [
     await startServer(api, { bus: buses[0]!, signaling }),

@@ -41,7 +41,9 @@ let browser: Browser | null = null;
 async function serve(): Promise<Served> {
   const bus = redis === null
     ? null
-    : await createRedisBus({ url: redis.url, heartbeatMs: 500 });
+    // The default heartbeat: a short one lets a stall of a loaded machine
+    // take a live broker for dead and free its PeerJS ids.
+    : await createRedisBus({ url: redis.url });
   const broker = await startServer(bus === null ? {} : { bus });
   const uploaded = await upload(broker.url, pod as BodyInit);
   assert.equal(uploaded.status, 201, await uploaded.clone().text());

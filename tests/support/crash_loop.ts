@@ -34,7 +34,10 @@ export interface CrashLoopOptions {
   concurrency?: number;
   /** Largest pod uploaded. @default {1048576} */
   maxPodBytes?: number;
-  /** Longest time a broker runs before its kill. @default {1500} */
+  /**
+   * Longest time a broker runs, after its first acknowledged upload, before
+   * its kill. @default {1500}
+   */
   maxRunMs?: number;
   /** Older pods re-checked after each restart. @default {20} */
   sample?: number;
@@ -423,6 +426,11 @@ export async function runCrashLoop(
       // Load: `concurrency` workers upload until the kill.
       let killed = false;
       const url = broker.url;
+      // The kill comes at a random moment after this round's first
+      // acknowledgement, so that a loaded machine, where the first upload
+      // takes longer than maxRunMs, still kills under load.
+      let firstAck!: () => void;
+      const acknowledged = new Promise<void>((resolve) => firstAck = resolve);
       const worker = async () => {
         while (!killed) {
           const index = randomInt(pods.length);
@@ -438,6 +446,7 @@ export async function runCrashLoop(
               acked.set(body.id, index);
               lastRun.push(body.id);
               report.acknowledged++;
+              firstAck();
             } else if (!killed) {
               violation(`upload answered ${response.status} ${body.code}`);
             }
@@ -447,6 +456,14 @@ export async function runCrashLoop(
         }
       };
       const workers = Array.from({ length: concurrency }, worker);
+      // Bounded: a broker that acknowledges nothing is killed after 60 s,
+      // and the caller sees no acknowledgement.
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        acknowledged,
+        new Promise((resolve) => bound = setTimeout(resolve, 60_000)),
+      ]);
+      clearTimeout(bound);
       await new Promise((resolve) => setTimeout(resolve, randomInt(maxRunMs)));
       await broker.stop("SIGKILL");
       killed = true;
