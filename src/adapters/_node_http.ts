@@ -16,6 +16,7 @@ import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
 import { requestTarget } from "../http/request_url.ts";
 import type { Logger } from "../_util/log.ts";
+import { expireIfStillIdle } from "./_node_idle.ts";
 
 /**
  * A response sent before its request body was read whole (an upload refused
@@ -148,10 +149,11 @@ function armSendDeadline(
   timeoutMs: number,
   logger: Logger,
 ): () => void {
-  const expire = () => {
-    logger("debug", "Cut off a response its client stopped reading");
-    socket.destroy();
-  };
+  const expire = () =>
+    expireIfStillIdle(socket, () => {
+      logger("debug", "Cut off a response its client stopped reading");
+      socket.destroy();
+    });
   socket.on("timeout", expire);
   (socket as Socket).setTimeout(timeoutMs);
   return () => void socket.off("timeout", expire);
@@ -269,7 +271,10 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     req.socket.destroy();
   };
   const deadline = setTimeout(destroy, LINGER_SECONDS * 1000);
-  const idle = setTimeout(destroy, LINGER_IDLE_SECONDS * 1000);
+  const idle = setTimeout(
+    () => expireIfStillIdle(req.socket, destroy),
+    LINGER_IDLE_SECONDS * 1000,
+  );
   deadline.unref();
   idle.unref();
   let dropped = 0;

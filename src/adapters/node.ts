@@ -34,6 +34,7 @@ import {
   toRequest,
   writeRawResponse,
 } from "./_node_http.ts";
+import { expireIfStillIdle } from "./_node_idle.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
 import { serveReady } from "./_node_ready.ts";
 import { startListeners } from "./_wiring.ts";
@@ -48,6 +49,17 @@ import { startListeners } from "./_wiring.ts";
  * (`/health` beside them: max 147 ms, then 12 ms).
  */
 const LISTEN_BACKLOG = 4096;
+
+/**
+ * How long an idle keep-alive connection stays open (Node's default is 5 s).
+ * A server that closes an idle connection just as its client sends the next
+ * request on it resets that request, and clients and proxies retry only
+ * idempotent ones: an upload fails (a 502 behind a proxy). Fronts keep idle
+ * upstream connections for longer than 5 s (nginx 60 s, Go 90 s, Caddy
+ * 2 min), so the broker keeps them longer still, and the front closes first.
+ * A client that honours the `Keep-Alive: timeout=130` header does too.
+ */
+const KEEP_ALIVE_MS = 130_000;
 
 /** How long `close()` lets in-flight requests finish before cutting them. */
 const CLOSE_GRACE_MS = 5_000;
@@ -110,6 +122,7 @@ export function createSignalServer(
     // responses by the send deadline.
     headersTimeout: resolved.headersTimeoutMs,
     requestTimeout: 0,
+    keepAliveTimeout: KEEP_ALIVE_MS,
     connectionsCheckingInterval: Math.min(1_000, resolved.headersTimeoutMs),
     shouldUpgradeCallback: (req) => isUpgradeRequest(broker, req),
   };
@@ -119,6 +132,12 @@ export function createSignalServer(
     if (!serveReady(broker, req, res, serving)) {
       void serveHttp(broker, req, res, serving);
     }
+  });
+  // A keep-alive connection whose idle timeout fires is closed, as Node does
+  // by default, unless bytes move on it in the next turn of the loop: after
+  // a stall, its next request may already be there.
+  server.on("timeout", (socket: Duplex) => {
+    expireIfStillIdle(socket, () => socket.destroy());
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
     void serveHttp(broker, req, res, serving);

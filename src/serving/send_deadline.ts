@@ -1,7 +1,8 @@
 /**
  * The send deadline of a large response body: the bytes go out in slices,
  * each read only when the connection has taken the one before, and a body
- * whose connection takes nothing for the deadline fails. So a client that
+ * whose connection takes nothing for the deadline fails (after the grace
+ * of `stall_grace.ts`: a stalled event loop is not the client's doing). So a client that
  * stops reading holds what the connection's buffers hold, never a copy of
  * the whole pod. On `node:http` the failed body drops the connection; on
  * `Deno.serve`, which has no send timeout, the connection lives until its
@@ -11,6 +12,7 @@
  */
 
 import type { Logger } from "../_util/log.ts";
+import { expireUnlessProgress } from "../_util/stall_grace.ts";
 
 /** How a paced body fails when its client stopped reading. */
 export class SendTimeoutError extends Error {
@@ -53,9 +55,13 @@ export function pacedBody(
   const next = body instanceof Uint8Array ? slicesOf(body) : readsOf(body);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let expire = () => {};
+  let pulls = 0;
   const arm = () => {
     clearTimeout(timer);
-    timer = setTimeout(expire, timeoutMs);
+    timer = setTimeout(
+      () => expireUnlessProgress(() => pulls, expire),
+      timeoutMs,
+    );
   };
   return new ReadableStream<Uint8Array>({
     start(controller) {
@@ -67,6 +73,7 @@ export function pacedBody(
       arm();
     },
     async pull(controller) {
+      pulls++;
       arm();
       const chunk = await next.read();
       if (chunk === null) {

@@ -20,7 +20,13 @@ import type { ContractApi } from "./_suite.ts";
 
 // The low-level helpers live in tests/support/ (runtime-neutral files that
 // node_test.ts transpiles with this folder); the suite imports them from here.
-export { freePort, sleep, until, waitForPort } from "../support/ports.ts";
+export {
+  freePort,
+  sleep,
+  until,
+  waitForPort,
+  waitForStun,
+} from "../support/ports.ts";
 export {
   ANY_LOCAL_PORT,
   type BrokerProcess,

@@ -213,6 +213,18 @@ export class RawConnection {
     return this.text();
   }
 
+  /**
+   * Waits for the next whole response, the one after the first `seen`
+   * characters received, and returns it.
+   */
+  async nextResponse(seen: number, ms = 5_000): Promise<string> {
+    const text = await this.readUntil(
+      (text) => parseRawResponse(text.slice(seen)).complete,
+      ms,
+    );
+    return text.slice(seen);
+  }
+
   /** Stops reading: the kernel's buffers fill up, then the sender's. */
   pause(): void {
     this.socket.pause();
@@ -228,6 +240,11 @@ export class RawConnection {
     this.socket.destroy();
     await this.ended;
   }
+}
+
+/** The head of a `POST /pods` of `length` bytes, on a raw connection. */
+export function uploadHead(length: number): string {
+  return `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${length}\r\n\r\n`;
 }
 
 function latin1(text: string): Uint8Array {

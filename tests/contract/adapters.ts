@@ -17,7 +17,7 @@ import {
   tempDir,
 } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
-import { parseRawResponse, RawConnection } from "./_wire.ts";
+import { parseRawResponse, RawConnection, uploadHead } from "./_wire.ts";
 
 /** Holds a TCP port on 127.0.0.1 until disposed of. */
 async function holdPort(): Promise<{ port: number } & AsyncDisposable> {
@@ -336,9 +336,7 @@ test("a body refused at once that ends right at the lingering bound (limit + 1 d
     }
     const seen = first.length;
     const pod = await signedPod(api);
-    await conn.write(
-      `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\nContent-Length: ${pod.length}\r\n\r\n`,
-    );
+    await conn.write(uploadHead(pod.length));
     // Trickled over 6 s, past the idle limit of the refused body's linger.
     const pieces = 12;
     const size = Math.ceil(pod.length / pieces);
@@ -346,9 +344,7 @@ test("a body refused at once that ends right at the lingering bound (limit + 1 d
       await sleep(500);
       await conn.write(pod.subarray(i * size, (i + 1) * size));
     }
-    const next = (await conn.readUntil(
-      (text) => parseRawResponse(text.slice(seen)).complete,
-    )).slice(seen);
+    const next = await conn.nextResponse(seen);
     assert.match(next, /^HTTP\/1\.1 201 /, JSON.stringify(next.slice(0, 80)));
   } finally {
     await conn.close();

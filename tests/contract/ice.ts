@@ -13,6 +13,7 @@ import {
   startServer,
   tempDir,
   waitForPort,
+  waitForStun,
 } from "./_servers.ts";
 import { test } from "./_suite.ts";
 import { expectedTurnCredential, TestClient } from "./_wire.ts";
@@ -118,6 +119,7 @@ test("turn: a real coturn allocates with the credentials of a joined frame, and 
   const exited = new Promise((resolve) => coturn.once("exit", resolve));
   try {
     await waitForPort(port, "coturn");
+    await waitForStun(port, "coturn");
     await using t = await startServer(api, {
       turn: { urls: [`turn:127.0.0.1:${port}`], secret, ttlSeconds: 600 },
     });

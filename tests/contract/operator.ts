@@ -101,6 +101,7 @@ test("pod-broker list and delete work on the data dir of a running broker: 410 w
       "--owner",
       owners[1]!,
     ]);
+    assert.equal(mine.code, 0, mine.stderr);
     assert.deepEqual(
       mine.stdout.trim().split("\n").map((l) => JSON.parse(l).id),
       [ids[1]],

@@ -2,7 +2,7 @@
 // config file in a temp dir (the secret is in the file, never in argv, so it
 // is not in the process list), a free port, stopped by PID.
 import { existsSync } from "node:fs";
-import { freePort, waitForPort } from "./ports.ts";
+import { freePort, waitForPort, waitForStun } from "./ports.ts";
 import { stopChild } from "./child_stop.ts";
 
 /** Debian's coturn binaries. */
@@ -102,8 +102,15 @@ export async function startCoturn(options: CoturnOptions): Promise<Coturn> {
     })();
     return stopped;
   };
-  // Listening once a TCP connection to the port is accepted.
-  await waitForPort(port, "coturn", { host: ip }).catch(async (error) => {
+  // Listening once a TCP connection to the port is accepted and a STUN
+  // Binding over UDP is answered: coturn may open its TCP listener before
+  // its UDP one, and a client's first UDP packet then meets "Connection
+  // refused".
+  const ready = async () => {
+    await waitForPort(port, "coturn", { host: ip });
+    await waitForStun(port, "coturn", { host: ip });
+  };
+  await ready().catch(async (error) => {
     const text = await log();
     await stop();
     throw new Error(`${error.message}: ${text.slice(-2000)}`);

@@ -97,3 +97,46 @@ export async function until(
     await sleep(20);
   }
 }
+
+/**
+ * Waits until a STUN Binding request to `host:port` over UDP is answered (a
+ * TURN server may accept TCP before its UDP listener opens); throws
+ * "`what` did not start" after `timeoutMs`. The request is 20 bytes: type
+ * 0x0001, length 0, the magic cookie, a random transaction id.
+ */
+export async function waitForStun(
+  port: number,
+  what: string,
+  { host = "127.0.0.1", timeoutMs = 10_000 }: WaitOptions = {},
+): Promise<void> {
+  const socket = createSocket("udp4");
+  let done = false;
+  const answered = new Promise<void>((resolve) =>
+    socket.on("message", (message) => {
+      if (message.length >= 20 && message.readUInt16BE(0) === 0x0101) {
+        done = true;
+        resolve();
+      }
+    })
+  );
+  socket.on("error", () => {}); // "refused" until the listener opens
+  const request = new Uint8Array(20);
+  const view = new DataView(request.buffer);
+  view.setUint16(0, 0x0001);
+  view.setUint32(4, 0x2112a442);
+  crypto.getRandomValues(request.subarray(8));
+  try {
+    const end = Date.now() + timeoutMs;
+    while (!done) {
+      if (Date.now() > end) {
+        throw new Error(
+          `${what} did not start: no STUN answer on ${host}:${port}`,
+        );
+      }
+      socket.send(request, port, host);
+      await Promise.race([answered, sleep(100)]);
+    }
+  } finally {
+    await new Promise<void>((resolve) => socket.close(() => resolve()));
+  }
+}
