@@ -105,9 +105,11 @@ export class SqliteRegistry implements Registry {
     this.#blobDir = join(options.dataDir, "blobs");
     mkdirSync(this.#blobDir, { recursive: true });
     this.#db = new (loadSqlite())(join(options.dataDir, "pods.sqlite"));
-    // busy_timeout: the operator's commands write while a broker runs.
+    // busy_timeout first: the operator's commands open the database while
+    // a broker writes to it, and even setting the journal mode can meet a
+    // lock, which fails at once without a timeout.
     this.#db.exec(
-      "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
+      "PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;",
     );
     this.#db.exec(SCHEMA);
     this.#addColumns();
