@@ -134,8 +134,8 @@ export function createSignalServer(
     }
   });
   // A keep-alive connection whose idle timeout fires is closed, as Node does
-  // by default, unless bytes move on it in the next turn of the loop: after
-  // a stall, its next request may already be there.
+  // by default, unless bytes move on it within the stall grace: after a
+  // stall, its next request may already be there.
   server.on("timeout", (socket: Duplex) => {
     expireIfStillIdle(socket, () => socket.destroy());
   });

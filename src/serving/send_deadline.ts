@@ -2,9 +2,9 @@
  * The send deadline of a large response body: the bytes go out in slices,
  * each read only when the connection has taken the one before, and a body
  * whose connection takes nothing for the deadline fails (after the grace
- * of `stall_grace.ts`: a stalled event loop is not the client's doing). So a client that
- * stops reading holds what the connection's buffers hold, never a copy of
- * the whole pod. On `node:http` the failed body drops the connection; on
+ * of `stall_grace.ts`: a stalled event loop is not the client's doing). So
+ * a client that stops reading holds what the connection's buffers hold,
+ * never a copy of the whole pod. On `node:http` the failed body drops the connection; on
  * `Deno.serve`, which has no send timeout, the connection lives until its
  * client goes, and what it still reads ends short of the pod.
  *
