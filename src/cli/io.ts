@@ -29,10 +29,46 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
   allowPositionals: boolean,
 ): Parsed<T> {
   try {
-    return parseArgs({ args, options, allowPositionals, strict: true });
+    return parseArgs({
+      args: joinDashValues(args, options),
+      options,
+      allowPositionals,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message.split("\n")[0]!);
   }
+}
+
+/**
+ * `args` with `--name VALUE` written `--name=VALUE` where `name` takes a
+ * string and VALUE starts with one dash and is no short flag: a public key
+ * in base64url can start with "-" (`list --owner -Kq...`), and `parseArgs`
+ * refuses such a value as "ambiguous" when it is given apart.
+ */
+function joinDashValues(
+  args: string[],
+  options: NonNullable<ParseArgsConfig["options"]>,
+): string[] {
+  const shorts = new Set(
+    Object.values(options).flatMap((o) => (o.short ? [`-${o.short}`] : [])),
+  );
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    const option = arg.startsWith("--") ? options[arg.slice(2)] : undefined;
+    if (
+      option?.type === "string" && next !== undefined &&
+      /^-[^-]/.test(next) && !shorts.has(next)
+    ) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
 }
 
 /** The single positional argument of `command` (a file unless named). */

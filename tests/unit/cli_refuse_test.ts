@@ -61,7 +61,7 @@ for (const command of [["list"], ["delete", "AAAAAAAAAAAA"]]) {
   });
 }
 
-Deno.test("list on a broker's data directory still lists its pods", async () => {
+Deno.test("list on a broker's data directory still lists its pods, by an owner whose key starts with a dash too", async () => {
   const dir = await Deno.makeTempDir();
   try {
     let id: string;
@@ -77,6 +77,25 @@ Deno.test("list on a broker's data directory still lists its pods", async () => 
     const run = await cli(["list", "--data-dir", dir]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(JSON.parse(run.stdout).id, id);
+    // A public key in base64url can start with "-": given apart from
+    // --owner, it is still its value, not taken for a flag.
+    const other = await cli([
+      "list",
+      "--data-dir",
+      dir,
+      "--owner",
+      `-${"A".repeat(42)}`,
+    ]);
+    assert.equal(other.code, 0, other.stderr);
+    assert.equal(other.stdout, "");
+    const mine = await cli([
+      "list",
+      "--data-dir",
+      dir,
+      "--owner",
+      JSON.parse(run.stdout).ownerPubkey,
+    ]);
+    assert.equal(JSON.parse(mine.stdout).id, id);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
