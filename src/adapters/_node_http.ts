@@ -15,6 +15,11 @@ import { clearTimeout, setImmediate, setTimeout } from "node:timers";
 import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
 import { requestTarget } from "../http/request_url.ts";
+import {
+  heldBody,
+  type HeldRequestBody,
+  holdRequestBody,
+} from "../_util/held_body.ts";
 import type { Logger } from "../_util/log.ts";
 import { expireIfStillIdle } from "./_node_idle.ts";
 
@@ -72,7 +77,7 @@ export async function serveHttp(
   if (!detached && !req.complete) drainBody(req, options.lingerBytes);
   armUntilSent(res, options);
   try {
-    await sendNodeResponse(res, forNode(response));
+    await send(res, response);
   } catch (error) {
     logger("debug", "Cannot send the response", { error });
     res.destroy();
@@ -161,7 +166,8 @@ function armSendDeadline(
 
 /**
  * The web `Request` for `req`. srvx derives the URL (validating `Host`) and
- * the headers; a body, when there is one, comes from
+ * the headers. The body of an upload (`POST`, `PUT`) is held beside it (see
+ * {@linkcode nodeBody}); any other body comes from
  * {@linkcode createBodyStream}. With `res` null (an upgrade request) the
  * body is left out.
  *
@@ -184,15 +190,83 @@ export function toRequest(
   const hasBody = req.headers["transfer-encoding"] !== undefined ||
     (req.headers["content-length"] ?? "0") !== "0";
   if (res !== null && !hasBody) return request;
+  if (res !== null && (method === "POST" || method === "PUT")) {
+    return holdRequestBody(request, nodeBody(req, res));
+  }
   const init: RequestInit & { duplex?: "half" } = {
     method,
     headers: request.headers,
   };
   if (res !== null) {
-    init.body = createBodyStream(req, res);
+    init.body = createBodyStream(req, continueOnce(req, res));
     init.duplex = "half";
   }
   return new Request(request.url, init);
+}
+
+/**
+ * An upload's body, read straight from `req` by the broker, whole or as a
+ * stream: a small upload never goes through a web stream. Nothing is read,
+ * and no `100 Continue` sent, until the broker asks.
+ */
+function nodeBody(req: IncomingMessage, res: ServerResponse): HeldRequestBody {
+  const sendContinue = continueOnce(req, res);
+  return {
+    whole: () => {
+      sendContinue();
+      return readWhole(req);
+    },
+    stream: () => createBodyStream(req, sendContinue),
+  };
+}
+
+/** Sends `100 Continue` the first time it is called, if the client asked. */
+function continueOnce(req: IncomingMessage, res: ServerResponse): () => void {
+  let expectsContinue = /^100-continue$/i.test(req.headers.expect ?? "");
+  return () => {
+    if (!expectsContinue) return;
+    expectsContinue = false;
+    res.writeContinue();
+  };
+}
+
+/**
+ * The body of `req` in one buffer of its own (a small body with a known
+ * length: the broker's choice). It fails when the connection ends first.
+ */
+function readWhole(req: IncomingMessage): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const onData = (chunk: Uint8Array) => {
+      chunks.push(chunk);
+      size += chunk.length;
+    };
+    const onEnd = () => {
+      stop();
+      const body = new Uint8Array(size);
+      let at = 0;
+      for (const chunk of chunks) {
+        body.set(chunk, at);
+        at += chunk.length;
+      }
+      resolve(body);
+    };
+    const onClose = (error?: Error) => {
+      stop();
+      reject(error ?? new Error("The connection ended before the body did"));
+    };
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+      req.off("error", onClose);
+    };
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("close", onClose);
+    req.once("error", onClose);
+  });
 }
 
 /**
@@ -203,16 +277,12 @@ export function toRequest(
  */
 function createBodyStream(
   req: IncomingMessage,
-  res: ServerResponse,
+  sendContinue: () => void,
 ): ReadableStream<Uint8Array> {
-  let expectsContinue = /^100-continue$/i.test(req.headers.expect ?? "");
   const chunks = req.iterator({ destroyOnReturn: false });
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      if (expectsContinue) {
-        expectsContinue = false;
-        res.writeContinue();
-      }
+      sendContinue();
       const { done, value } = await chunks.next();
       if (done) controller.close();
       else controller.enqueue(value as Buffer);
@@ -226,9 +296,26 @@ function createBodyStream(
 }
 
 /**
- * `response` as it goes out: with the standard reason phrase (the status
- * line reads `404 Not Found`, not `404 `).
+ * Writes `response` to `res`, with the standard reason phrase (the status
+ * line reads `404 Not Found`, not `404 `). A body the broker holds (see
+ * `heldResponse`), or none, goes out with one `writeHead` and one `end`;
+ * any other body is read from its stream as the client takes it.
  */
+function send(res: ServerResponse, response: Response): Promise<void> | void {
+  const body = response.body === null ? null : heldBody(response);
+  if (body === undefined) return sendNodeResponse(res, forNode(response));
+  const head: string[] = [];
+  let sized = false;
+  for (const [name, value] of response.headers) {
+    head.push(name, value);
+    if (name === "content-length") sized = true;
+  }
+  if (body !== null && !sized) head.push("content-length", `${body.length}`);
+  res.writeHead(response.status, STATUS_CODES[response.status] ?? "", head);
+  res.end(body === null || res.req.method === "HEAD" ? undefined : body);
+}
+
+/** `response` with the standard reason phrase, for srvx to send. */
 function forNode(response: Response): Response {
   return new Response(response.body, {
     status: response.status,

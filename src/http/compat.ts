@@ -10,6 +10,7 @@
  */
 
 import { randomAlphanumeric } from "../_util/id.ts";
+import { heldResponse } from "../_util/held_body.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import type { CompatClient, CompatObserver } from "../signaling/compat/base.ts";
 import { type CompatDialect, namespaceOf } from "../signaling/compat/limits.ts";
@@ -192,7 +193,7 @@ function ice(input: RouteRequest, options: ResolvedOptions): Response {
 function peerJsId(input: RouteRequest): Response {
   const body = new TextEncoder().encode(crypto.randomUUID());
   input.bodyBytes = body.length;
-  return new Response(body, {
+  return heldResponse(body, {
     headers: {
       "Content-Type": "text/plain; charset=utf-8",
       "Content-Length": String(body.length),

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { heldResponse } from "../_util/held_body.ts";
+
 /** Status and title of every stable error code the HTTP API answers with. */
 export const PROBLEM_CODES = {
   blob_too_large: { status: 413, title: "Payload Too Large" },
@@ -156,7 +158,7 @@ export function jsonResponse(
   contentType = "application/json",
 ): Response {
   const body = encoder.encode(JSON.stringify(value));
-  return new Response(body, {
+  return heldResponse(body, {
     status,
     headers: {
       ...headers,

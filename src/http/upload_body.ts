@@ -8,6 +8,7 @@
  */
 
 import { createHash } from "node:crypto";
+import { heldRequestBody } from "../_util/held_body.ts";
 import { BrokerError } from "./problem.ts";
 import type { UploadBudget, UploadReservation } from "./upload_budget.ts";
 import { BodyBuffer, FIRST_HOLD_BYTES } from "./body_buffer.ts";
@@ -97,7 +98,13 @@ export async function receiveBody(
         ...await readSmallBody(request, context.uploadTimeoutMs),
         content: null,
       }
-      : await readBody(request.body, announced, known, context, reservation);
+      : await readBody(
+        heldRequestBody(request)?.stream() ?? request.body,
+        announced,
+        known,
+        context,
+        reservation,
+      );
     return { blob, sha256, content, release: () => reservation.release() };
   } catch (error) {
     reservation.release();
@@ -124,7 +131,8 @@ async function readSmallBody(
   ms: number,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const reading = request.arrayBuffer();
+  const reading = heldRequestBody(request)?.whole() ??
+    request.arrayBuffer().then((bytes) => new Uint8Array(bytes));
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() =>
       reject(
@@ -135,7 +143,7 @@ async function readSmallBody(
       ), ms);
   });
   try {
-    const blob = new Uint8Array(await Promise.race([reading, timeout]));
+    const blob = await Promise.race([reading, timeout]);
     return {
       blob,
       sha256: new Uint8Array(createHash("sha256").update(blob).digest()),

@@ -21,6 +21,7 @@
  * @module
  */
 
+import { cloneHeld, heldResponse } from "../_util/held_body.ts";
 import { Lru } from "../_util/lru.ts";
 
 /** Largest pod kept (larger ones are streamed from the registry). */
@@ -97,7 +98,8 @@ export class PodResponseCache {
 
   /** A fresh copy of the cached `200` of these bytes for `baseUrl`, or null. */
   get(id: string, sha256: string, baseUrl: string): Response | null {
-    return this.#ready(id, sha256, baseUrl)?.response.clone() ?? null;
+    const ready = this.#ready(id, sha256, baseUrl)?.response;
+    return ready === undefined ? null : cloneHeld(ready);
   }
 
   /**
@@ -124,7 +126,7 @@ export class PodResponseCache {
     headers: readonly (readonly [string, string])[],
     body: Uint8Array<ArrayBuffer>,
   ): Response {
-    const response = new Response(body, {
+    const response = heldResponse(body, {
       status: 200,
       headers: headers as [string, string][],
     });
@@ -147,6 +149,6 @@ export class PodResponseCache {
     }
     // Set again: its weight grows with its responses.
     this.#entries.set(id, entry);
-    return response.clone();
+    return cloneHeld(response);
   }
 }

@@ -14,9 +14,9 @@ import {
   signedPod,
   upload,
 } from "./_pods.ts";
-import { runCommand, startServer, tempDir } from "./_servers.ts";
+import { runCommand, sleep, startServer, tempDir } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
-import { RawConnection } from "./_wire.ts";
+import { parseRawResponse, RawConnection } from "./_wire.ts";
 
 /** A signed pod's text, its manifest's base64 payload, and the manifest. */
 function manifestOf(pod: Uint8Array) {
@@ -411,6 +411,44 @@ test("GET /:id answers 304 to a matching If-None-Match, with the ETag and sandbo
   });
   assert.equal(miss.status, 200);
   await miss.body?.cancel();
+});
+
+test("one keep-alive connection frames each answer exactly: a HEAD's head alone, then a pod, JSON and a problem with their reason phrases", async (api) => {
+  await using t = await startServer(api);
+  const created = await (await upload(t.url, await signedPod(api))).json();
+  const conn = await RawConnection.open(t.server.port);
+  try {
+    const ask = async (method: string, path: string) => {
+      const seen = conn.text().length;
+      await conn.write(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      if (method !== "HEAD") {
+        return parseRawResponse(await conn.nextResponse(seen));
+      }
+      const text = await conn.readUntil((all) =>
+        all.indexOf("\r\n\r\n", seen) !== -1
+      );
+      // Anything sent after the head would be read as the next answer.
+      await sleep(100);
+      assert.equal(conn.text().length, text.indexOf("\r\n\r\n", seen) + 4);
+      return parseRawResponse(text.slice(seen));
+    };
+    for (const method of ["HEAD", "GET"]) {
+      const missing = await ask(method, "/AAAAAAAAAAAA");
+      assert.match(missing.head, /^HTTP\/1\.1 404 Not Found\r\n/);
+      assert.match(missing.head, /\r\ncontent-length: *[1-9]\d*\r\n/i);
+      const health = await ask(method, "/health");
+      assert.match(health.head, /^HTTP\/1\.1 200 OK\r\n/);
+      const pod = await ask(method, `/${created.id}`);
+      assert.match(pod.head, /^HTTP\/1\.1 200 OK\r\n/);
+      if (method === "GET") {
+        assert.equal(JSON.parse(missing.body).code, "pod_not_found");
+        assert.equal(JSON.parse(health.body).status, "ok");
+        assert.match(pod.body, /__POD_MANIFEST_B64/);
+      }
+    }
+  } finally {
+    await conn.close();
+  }
 });
 
 test("GET /:id answers 404 pod_not_found, not touching the registry for a malformed id", async (api) => {

@@ -13,6 +13,7 @@
 import { encodeBase64 } from "../../_util/encoding.ts";
 import { sha256 } from "../../_util/hash.ts";
 import { VERSION } from "../../version.ts";
+import { heldResponse } from "../../_util/held_body.ts";
 import type { RouteRequest } from "../router.ts";
 
 /** Where the documentation is read. */
@@ -119,7 +120,9 @@ export function createFrontPage(
     if (!wantsJson) headers["Content-Security-Policy"] = FRONT_PAGE_CSP;
     const head = input.request.method === "HEAD";
     input.bodyBytes = head ? 0 : body.length;
-    return new Response(head ? null : body, { headers });
+    return head
+      ? new Response(null, { headers })
+      : heldResponse(body, { headers });
   };
 }
 
