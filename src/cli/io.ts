@@ -42,9 +42,11 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
 
 /**
  * `args` with `--name VALUE` written `--name=VALUE` where `name` takes a
- * string and VALUE starts with one dash and is no short flag: a public key
- * in base64url can start with "-" (`list --owner -Kq...`), and `parseArgs`
- * refuses such a value as "ambiguous" when it is given apart.
+ * string and VALUE starts with a dash but names no option of the command
+ * (nor is `--`): a public key in base64url can start with "-" or "--"
+ * (`list --owner -Kq...`), and `parseArgs` refuses such a value given
+ * apart, as "ambiguous" or as an unknown option. A forgotten value
+ * (`--owner --data-dir x`) is still refused.
  */
 function joinDashValues(
   args: string[],
@@ -53,6 +55,10 @@ function joinDashValues(
   const shorts = new Set(
     Object.values(options).flatMap((o) => (o.short ? [`-${o.short}`] : [])),
   );
+  const namesOption = (arg: string) =>
+    arg === "--" || shorts.has(arg) ||
+    (arg.startsWith("--") &&
+      Object.hasOwn(options, arg.slice(2).split("=")[0]!));
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -60,7 +66,7 @@ function joinDashValues(
     const option = arg.startsWith("--") ? options[arg.slice(2)] : undefined;
     if (
       option?.type === "string" && next !== undefined &&
-      /^-[^-]/.test(next) && !shorts.has(next)
+      next.length > 1 && next.startsWith("-") && !namesOption(next)
     ) {
       out.push(`${arg}=${next}`);
       i++;

@@ -77,17 +77,17 @@ Deno.test("list on a broker's data directory still lists its pods, by an owner w
     const run = await cli(["list", "--data-dir", dir]);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(JSON.parse(run.stdout).id, id);
-    // A public key in base64url can start with "-": given apart from
-    // --owner, it is still its value, not taken for a flag.
-    const other = await cli([
-      "list",
-      "--data-dir",
-      dir,
-      "--owner",
-      `-${"A".repeat(42)}`,
-    ]);
-    assert.equal(other.code, 0, other.stderr);
-    assert.equal(other.stdout, "");
+    // A public key in base64url can start with "-" or "--": given apart
+    // from --owner, it is still its value, not taken for a flag.
+    for (const key of [`-${"A".repeat(42)}`, `--${"A".repeat(41)}`]) {
+      const other = await cli(["list", "--data-dir", dir, "--owner", key]);
+      assert.equal(other.code, 0, other.stderr);
+      assert.equal(other.stdout, "");
+    }
+    // A forgotten value is refused, not taken for the key.
+    const forgotten = await cli(["list", "--owner", "--data-dir", dir]);
+    assert.equal(forgotten.code, 2);
+    assert.match(forgotten.stderr, /--owner/);
     const mine = await cli([
       "list",
       "--data-dir",
@@ -95,6 +95,7 @@ Deno.test("list on a broker's data directory still lists its pods, by an owner w
       "--owner",
       JSON.parse(run.stdout).ownerPubkey,
     ]);
+    assert.equal(mine.code, 0, mine.stderr);
     assert.equal(JSON.parse(mine.stdout).id, id);
   } finally {
     await Deno.remove(dir, { recursive: true });
