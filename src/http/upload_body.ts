@@ -113,9 +113,9 @@ export async function receiveBody(
 }
 
 /**
- * Bodies announced at this size or less are read whole by the runtime
- * (`arrayBuffer()`, its fastest path); larger or chunked ones chunk by
- * chunk. Sizing the buffer from the client's word is harmless at this
+ * Bodies announced at this size or less are read whole (`arrayBuffer()`,
+ * the runtime's fastest path, or the `node:http` adapter's own read into
+ * one buffer); larger or chunked ones chunk by chunk. Sizing the buffer from the client's word is harmless at this
  * size, and the upload budget holds the announced bytes.
  */
 const WHOLE_BODY_BYTES = 64 * 1024;
