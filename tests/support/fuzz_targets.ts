@@ -1245,6 +1245,8 @@ async function createCliTarget(
  * `--data-dir`) moved into `dir`. Not a `Deno.chdir`: the working directory
  * is the whole process's, and test files run side by side in one process,
  * so another file's child process would start in a folder about to go.
+ * The argument after either flag is moved whatever it starts with: the CLI
+ * takes `-x`, or `--port` for a command without it, as the flag's value.
  */
 function inside(dir: string, args: string[]): string[] {
   const writes = /^(--(?:out|data-dir)=)(.+)$/;
@@ -1254,8 +1256,7 @@ function inside(dir: string, args: string[]): string[] {
     const flag = writes.exec(arg);
     if (flag) return flag[1] + joined(flag[2]!);
     const previous = args[i - 1];
-    return (previous === "--out" || previous === "--data-dir") &&
-        !arg.startsWith("-")
+    return previous === "--out" || previous === "--data-dir"
       ? joined(arg)
       : arg;
   });

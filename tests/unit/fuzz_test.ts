@@ -112,6 +112,16 @@ Deno.test("the cli target accepts help, usage errors and options that reach the 
   assert.equal(await target.check(["verify", "/nonexistent/pod.html"]), null);
 });
 
+Deno.test("the cli target writes nothing outside its own folder, whatever a written path starts with", async () => {
+  await using fuzz = await createFuzzTargets();
+  const target = fuzz.targets.find((t) => t.name === "cli")!;
+  // The CLI takes "-x" and "--port" (not keygen's) as --out's value.
+  for (const out of ["-x", "--port", "fuzz-key.pem"]) {
+    assert.equal(await target.check(["keygen", "--out", out]), null);
+    await assert.rejects(Deno.lstat(out), Deno.errors.NotFound, out);
+  }
+});
+
 /** Runs the CLI in-process with stdout and stderr captured. */
 async function captureCli(
   args: string[],
