@@ -34,6 +34,7 @@ import {
   toRequest,
   writeRawResponse,
 } from "./_node_http.ts";
+import { followsFaultyFraming, refuseFaultyFraming } from "./_node_framing.ts";
 import { expireIfStillIdle } from "./_node_idle.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
 import { serveReady } from "./_node_ready.ts";
@@ -129,6 +130,7 @@ export function createSignalServer(
   // serveHttp and writeRawResponse handle their own errors. A hot pod is
   // written from its cached parts.
   const server = createServer(httpOptions, (req, res) => {
+    if (refuseFaultyFraming(req, res)) return;
     if (!serveReady(broker, req, res, serving)) {
       void serveHttp(broker, req, res, serving);
     }
@@ -140,6 +142,7 @@ export function createSignalServer(
     expireIfStillIdle(socket, () => socket.destroy());
   });
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {
+    if (refuseFaultyFraming(req, res)) return;
     void serveHttp(broker, req, res, serving);
   });
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -147,7 +150,8 @@ export function createSignalServer(
       logger("debug", "Socket error during upgrade", { error });
       socket.destroy();
     });
-    if (isUpgradeRequest(broker, req)) {
+    if (followsFaultyFraming(req)) socket.destroy();
+    else if (isUpgradeRequest(broker, req)) {
       void upgrade({ broker, signaling, serving, logger }, req, socket, head);
     } else serveDetached(broker, req, socket, serving);
   });

@@ -1,29 +1,28 @@
 /**
  * Where an upload's body goes as it arrives. Memory grows with the bytes
  * received, never with what the client announced: a resizable buffer that
- * grows as the bytes come (doubling, from a first hold). Not a buffer of
+ * grows as the bytes come (doubling, from a first size). Not a buffer of
  * the announced size from the start, though that is only address space
  * until written: V8 counts it as memory held at once, and 2,000 uploads
  * that announced 50 MB and sent a byte each kept it collecting garbage,
  * without end, on the thread that serves every request.
  *
  * Once a quarter of an announced length has arrived (the client is
- * sending it), and the upload budget holds the rest, the bytes move to one
- * buffer of that length, which the rest fills and which becomes the blob:
- * at most a quarter of the blob is copied, and the peak is about one and a
- * quarter blobs, where copying the whole body to a fixed buffer at its end
- * held two.
+ * sending it), the bytes move to one buffer of that length, which the rest
+ * fills and which becomes the blob: at most a quarter of the blob is
+ * copied, and the peak is about one and a quarter blobs, where copying the
+ * whole body to a fixed buffer at its end held two. The pages of that
+ * buffer that the body has not reached yet are address space only (the
+ * system gives them zeroed on first write), so the upload budget charges
+ * the bytes received, not the length: a body that sends a quarter of
+ * itself and then trickles holds that quarter, and what V8 counts on its
+ * word is at most four times what arrived.
  *
  * @module
  */
 
-import type { UploadReservation } from "./upload_budget.ts";
-
-/**
- * What a body of unknown or large length first holds, of the budget and
- * of the resizable buffer.
- */
-export const FIRST_HOLD_BYTES: number = 64 * 1024;
+/** The resizable buffer's first size, for a body of unknown or large length. */
+const FIRST_BYTES = 64 * 1024;
 
 /** The part of an announced length received before it is allocated whole. */
 const WHOLE_AFTER = 1 / 4;
@@ -48,18 +47,15 @@ export class BodyBuffer {
   }
 
   /**
-   * Appends `chunk`, which fits (`size + chunk.length <= capacity`) and
-   * whose bytes `reservation` holds already.
+   * Appends `chunk`, which fits (`size + chunk.length <= capacity`).
    *
    * @param chunk The bytes that arrived.
-   * @param reservation The upload's hold, grown to the whole announced
-   * length when the body moves to a buffer of that length.
    */
-  append(chunk: Uint8Array, reservation: UploadReservation): void {
+  append(chunk: Uint8Array): void {
     const end = this.#size + chunk.length;
     if (
       this.#whole === null && this.#announced &&
-      end >= this.#capacity * WHOLE_AFTER && reservation.grow(this.#capacity)
+      end >= this.#capacity * WHOLE_AFTER
     ) {
       this.#whole = new Uint8Array(this.#capacity);
       this.#whole.set(new Uint8Array(this.#growing, 0, this.#size));
@@ -73,7 +69,7 @@ export class BodyBuffer {
         this.#growing.resize(
           Math.min(
             this.#capacity,
-            Math.max(end, 2 * this.#growing.byteLength, FIRST_HOLD_BYTES),
+            Math.max(end, 2 * this.#growing.byteLength, FIRST_BYTES),
           ),
         );
       }

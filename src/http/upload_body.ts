@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { heldRequestBody } from "../_util/held_body.ts";
 import { BrokerError } from "./problem.ts";
 import type { UploadBudget, UploadReservation } from "./upload_budget.ts";
-import { BodyBuffer, FIRST_HOLD_BYTES } from "./body_buffer.ts";
+import { BodyBuffer } from "./body_buffer.ts";
 import { ContentScan, type ScannedContent } from "../pod/content_scan.ts";
 import {
   MIN_UPLOAD_BYTES_PER_SECOND,
@@ -82,20 +82,19 @@ export async function receiveBody(
   const known = length !== null && /^\d+$/.test(length);
   const announced = known ? Number(length) : maxBlobBytes;
   const whole = known && announced <= WHOLE_BODY_BYTES;
-  // A small body is held whole at once; a larger one holds its first
-  // chunk's room and grows as its bytes arrive (see readBody).
+  // The hold starts empty: a request head, or a body's announced length,
+  // holds nothing of the budget. It grows with the bytes that arrive: a
+  // small body's once it has arrived whole, a larger one's chunk by chunk
+  // (see readBody).
   if (context.budget.isAddressFull(context.address)) {
     throw busy("from your address");
   }
-  const reservation = context.budget.reserve(
-    whole ? announced : Math.min(announced, FIRST_HOLD_BYTES),
-    context.address,
-  );
+  const reservation = context.budget.reserve(0, context.address);
   if (reservation === null) throw busy();
   try {
     const { blob, sha256, content } = whole
       ? {
-        ...await readSmallBody(request, context.uploadTimeoutMs),
+        ...await readSmallBody(request, context.uploadTimeoutMs, reservation),
         content: null,
       }
       : await readBody(
@@ -114,21 +113,24 @@ export async function receiveBody(
 
 /**
  * Bodies announced at this size or less are read whole (`arrayBuffer()`,
- * the runtime's fastest path, or the `node:http` adapter's own read into
- * one buffer); larger or chunked ones chunk by chunk. Sizing the buffer from the client's word is harmless at this
- * size, and the upload budget holds the announced bytes.
+ * the runtime's fastest path, or the `node:http` adapter's own read, which
+ * gathers the chunks as they come and allocates once at the end); larger
+ * or chunked ones chunk by chunk. While such a body arrives, the runtime
+ * holds what was sent and no more; the budget takes it once it is whole.
  */
 const WHOLE_BODY_BYTES = 64 * 1024;
 
 /**
  * Reads a small body with a known length whole, failing with
  * `upload_timeout` when it has not all arrived after `ms` (for a body this
- * small, the same as a pause of `ms`). HTTP framing ends the body at its
+ * small, the same as a pause of `ms`), and with `busy` when, whole, it no
+ * longer fits the budget. HTTP framing ends the body at its
  * `Content-Length`, which is within the limit.
  */
 async function readSmallBody(
   request: Request,
   ms: number,
+  reservation: UploadReservation,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const reading = heldRequestBody(request)?.whole() ??
@@ -144,6 +146,7 @@ async function readSmallBody(
   });
   try {
     const blob = await Promise.race([reading, timeout]);
+    if (!reservation.grow(blob.length)) throw busy();
     return {
       blob,
       sha256: new Uint8Array(createHash("sha256").update(blob).digest()),
@@ -219,7 +222,7 @@ async function readBody(
         await reader.cancel().catch(() => {});
         throw busy();
       }
-      buffer.append(value, reservation);
+      buffer.append(value);
       hash.update(value);
       scan.update(buffer.received(), end);
       size = end;

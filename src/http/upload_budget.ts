@@ -1,8 +1,8 @@
 /**
  * The broker-wide budget of upload bytes in flight. An upload holds what it
- * has received (at least its first chunk's room), and its hold grows as
- * bytes arrive: bytes a client announced but has not sent hold nothing, so
- * trickling connections cannot keep other uploads out. Past the budget an
+ * has received, and its hold grows as bytes arrive: a request head holds
+ * nothing, and bytes a client announced but has not sent hold nothing, so
+ * neither heads nor trickling connections can keep other uploads out. Past the budget an
  * upload is refused, before its body is read or as it grows, so no number
  * of slow or large uploads can make the broker hold more. Optionally, one
  * client address may have only so many uploads in flight.
@@ -75,8 +75,8 @@ export class UploadBudget {
    * Opens a reservation holding `bytes`, or refuses when they do not fit,
    * or when `address` is at its cap of uploads in flight.
    *
-   * @param bytes What the upload holds to begin with (its first chunk's
-   * room).
+   * @param bytes What the upload holds to begin with (0 before its first
+   * byte).
    * @param address The client's address, counted against the cap.
    * @returns The reservation, or null when over budget or cap.
    */

@@ -15,6 +15,7 @@ import "./ice.ts";
 import "./scaleout.ts";
 import "./cli.ts";
 import "./adapters.ts";
+import "./framing.ts";
 import "./idle.ts";
 import "./updates.ts";
 import "./update_binding.ts";

@@ -47,6 +47,78 @@ test("uploads: 200 slow announcers hold only what they sent; /health and uploads
   }
 });
 
+/** Opens a `POST /pods` that sends its head and no body byte. */
+async function headOnly(
+  port: number,
+  framing: string,
+): Promise<RawConnection> {
+  const conn = await RawConnection.open(port);
+  await conn.write(
+    `POST /pods HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\n${framing}\r\n\r\n`,
+  );
+  return conn;
+}
+
+/** Lets the broker take in what was sent: a round trip on another connection. */
+async function settle(url: string): Promise<void> {
+  await sleep(200);
+  const health = await fetch(`${url}/health`, {
+    signal: AbortSignal.timeout(10_000),
+  });
+  await health.body?.cancel();
+}
+
+test("uploads: request heads alone hold none of the budget: 48 heads (small, large, chunked) that send no body byte are waited for, and an honest upload lands", async (api) => {
+  // Before, a head held its announced length (up to 64 KiB) or 64 KiB of
+  // the budget: 4 of these 48 heads filled it, and honest uploads got 503.
+  await using t = await startServer(api, {
+    maxUploadBytesInFlight: 256 * 1024,
+    uploadTimeoutMs: 60_000,
+  });
+  const heads: RawConnection[] = [];
+  try {
+    for (let i = 0; i < 16; i++) {
+      heads.push(await headOnly(t.server.port, "Content-Length: 60000"));
+      heads.push(await headOnly(t.server.port, "Content-Length: 1000000"));
+      heads.push(await headOnly(t.server.port, "Transfer-Encoding: chunked"));
+    }
+    await settle(t.url);
+    for (let i = 0; i < 3; i++) {
+      const response = await upload(t.url, await signedPod(api));
+      const said = await response.text();
+      assert.equal(response.status, 201, said);
+    }
+    // None of the heads was refused: each is simply waited for.
+    const answered = heads.filter((c) => c.text() !== "");
+    assert.equal(answered.length, 0, answered[0]?.text().slice(0, 300));
+  } finally {
+    await Promise.all(heads.map((c) => c.close()));
+  }
+});
+
+test("uploads: a body that sent a quarter of its length and waits holds that quarter, not its length: an honest upload lands beside two of them", async (api) => {
+  const announced = 1024 * 1024;
+  // Before, once a quarter had arrived the hold grew to the whole length:
+  // two such bodies held the whole budget until their deadline.
+  await using t = await startServer(api, {
+    maxUploadBytesInFlight: 2 * announced,
+    uploadTimeoutMs: 60_000,
+  });
+  const quarter = "<".repeat(announced / 4 + 1024);
+  const waiting: RawConnection[] = [];
+  try {
+    waiting.push(await announce(t.server.port, announced, quarter));
+    waiting.push(await announce(t.server.port, announced, quarter));
+    await settle(t.url);
+    const response = await upload(t.url, await signedPod(api));
+    const said = await response.text();
+    assert.equal(response.status, 201, said);
+    assert.ok(waiting.every((c) => c.text() === ""));
+  } finally {
+    await Promise.all(waiting.map((c) => c.close()));
+  }
+});
+
 test("uploads: 8 concurrent large uploads against a budget of 2 get busy as their bytes pass it, the others land", async (api) => {
   const pod = await signedPod(
     api,
