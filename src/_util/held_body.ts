@@ -1,55 +1,64 @@
 /**
- * Bodies kept beside the web objects that carry them, for an adapter that
- * moves bytes itself (`node:http`), where a web stream between the socket
- * and the broker costs more than the broker's own work on a small answer
- * or upload:
- * - the bytes of a response the broker builds from bytes it holds (JSON
- *   answers, problems, the front page, a pod's cached `200`), sent with one
- *   `end` instead of read from the `Response`'s stream;
- * - how a request's body is read, whole or as a stream, straight from the
- *   socket instead of through the `Request`.
+ * Bodies carried as fields of the web objects they belong to, for an
+ * adapter that moves bytes itself (`node:http`), where a web stream between
+ * the socket and the broker costs more than the broker's own work on a
+ * small answer or upload:
+ * - a {@linkcode HeldResponse} has the bytes of a response the broker
+ *   builds from bytes it holds (JSON answers, problems, the front page, a
+ *   pod's cached `200`), sent with one `end` instead of read from the
+ *   `Response`'s stream;
+ * - a {@linkcode HeldRequest} says how its body is read, whole or as a
+ *   stream, straight from the socket instead of through the `Request`.
+ *
+ * Either field is optional: a runtime that has none (Deno.serve) reads the
+ * web objects as usual.
  *
  * @module
  */
 
-const held = new WeakMap<Response, Uint8Array>();
+/** A response that may carry its body's bytes beside its stream. */
+export interface HeldResponse extends Response {
+  /** The body's bytes, never changed; the same as its stream's. */
+  readonly heldBytes?: Uint8Array;
+}
 
 /**
- * A response whose body is `body`, kept beside it for
- * {@linkcode heldBody}.
+ * A response whose body is `body`, carried as its
+ * {@linkcode HeldResponse.heldBytes}.
  *
  * @param body The bytes, never changed afterwards.
  * @param init Its status and headers.
  * @returns The response.
  */
-export function heldResponse(body: Uint8Array, init: ResponseInit): Response {
+export function heldResponse(
+  body: Uint8Array,
+  init: ResponseInit,
+): HeldResponse {
   const response = new Response(body as Uint8Array<ArrayBuffer>, init);
-  held.set(response, body);
-  return response;
+  return Object.assign(response, { heldBytes: body });
 }
 
 /**
- * The body of `response` when it was built by {@linkcode heldResponse} and
- * not yet read; else undefined (the adapter reads its stream).
+ * The bytes of `response` when it carries them and its body was not read;
+ * else undefined (the adapter reads its stream).
  *
  * @param response A response about to be sent.
  * @returns Its bytes, or undefined.
  */
-export function heldBody(response: Response): Uint8Array | undefined {
-  return response.bodyUsed ? undefined : held.get(response);
+export function heldBody(response: HeldResponse): Uint8Array | undefined {
+  return response.bodyUsed ? undefined : response.heldBytes;
 }
 
 /**
- * A copy of `response` to send, which keeps its held body.
+ * A copy of `response` to send, which carries its bytes too.
  *
  * @param response A response, held or not.
  * @returns Its `clone()`.
  */
-export function cloneHeld(response: Response): Response {
+export function cloneHeld(response: HeldResponse): HeldResponse {
   const copy = response.clone();
-  const body = held.get(response);
-  if (body !== undefined) held.set(copy, body);
-  return copy;
+  const { heldBytes } = response;
+  return heldBytes === undefined ? copy : Object.assign(copy, { heldBytes });
 }
 
 /**
@@ -65,10 +74,14 @@ export interface HeldRequestBody {
   stream(): ReadableStream<Uint8Array>;
 }
 
-const requestBodies = new WeakMap<Request, HeldRequestBody>();
+/** A request whose body the adapter may read itself. */
+export interface HeldRequest extends Request {
+  /** How its body is read, when not from the `Request` itself. */
+  readonly heldBody?: HeldRequestBody;
+}
 
 /**
- * Keeps `body` beside `request`, for {@linkcode heldRequestBody}.
+ * `request`, carrying `body` as its {@linkcode HeldRequest.heldBody}.
  *
  * @param request A request whose own body is left unread.
  * @param body How its body is read.
@@ -77,20 +90,6 @@ const requestBodies = new WeakMap<Request, HeldRequestBody>();
 export function holdRequestBody(
   request: Request,
   body: HeldRequestBody,
-): Request {
-  requestBodies.set(request, body);
-  return request;
-}
-
-/**
- * How the adapter reads the body of `request`, or undefined when it is
- * read from `request` itself.
- *
- * @param request A request with a body.
- * @returns Its held body, or undefined.
- */
-export function heldRequestBody(
-  request: Request,
-): HeldRequestBody | undefined {
-  return requestBodies.get(request);
+): HeldRequest {
+  return Object.assign(request, { heldBody: body });
 }

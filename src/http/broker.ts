@@ -19,10 +19,11 @@ import {
   handleMeta,
   handlePod,
   type PodContext,
+  readyPodParts,
 } from "./routes/pod.ts";
 import { handleUpload, type UploadContext } from "./routes/upload.ts";
 import { handleUpdate } from "./routes/update.ts";
-import type { Admission, Route, RouteRequest } from "./router.ts";
+import type { Admission, Route, RouteHandler, RouteRequest } from "./router.ts";
 import { createPipeline } from "./pipeline.ts";
 import { type HubClient, SignalingHub } from "../signaling/hub.ts";
 import type { PeerSocket } from "../signaling/types.ts";
@@ -32,7 +33,7 @@ import { PodHosts } from "./pod_host.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
 import { clientAddress } from "../operator/access_log.ts";
 
-import type { ReadyAnswer, RequestHead } from "./ready_pod.ts";
+import type { ReadyAnswer, RequestHead } from "./pipeline.ts";
 
 export type { Admission, ReadyAnswer, RequestHead };
 
@@ -167,7 +168,6 @@ export function createBroker(options: ResolvedOptions): Broker {
       routes,
       podRoutes,
       podHosts,
-      pods,
       metrics,
     },
   );
@@ -226,8 +226,14 @@ interface RouteParts {
 /** The route table: matching, 405s, preflights and metrics labels. */
 function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
   const { pods, podHosts, health, admit, metrics } = parts;
-  const pod = (input: RouteRequest) =>
-    podHosts?.redirect(input) ?? handlePod(input, pods);
+  // With a pod domain, the broker host redirects a pod to its own host;
+  // without, it serves the pod, from its ready parts when it can.
+  const pod: Pick<Route, "ready"> & { serve: RouteHandler } = podHosts === null
+    ? {
+      serve: (input) => handlePod(input, pods),
+      ready: (request) => readyPodParts(pods, request),
+    }
+    : { serve: (input) => podHosts.redirect(input) };
   const meta = (input: RouteRequest) => handleMeta(input, pods);
 
   const update = (input: RouteRequest) =>
@@ -265,8 +271,9 @@ function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
       cors: false,
       // PUT only on a registry that can update (else 405, Allow: GET, HEAD).
       methods: options.registry.updatePod
-        ? { GET: pod, HEAD: pod, PUT: update }
-        : { GET: pod, HEAD: pod },
+        ? { GET: pod.serve, HEAD: pod.serve, PUT: update }
+        : { GET: pod.serve, HEAD: pod.serve },
+      ...pod,
     },
   ];
 }

@@ -6,6 +6,14 @@
  * every answer (metrics and the access log). The route tables it runs come
  * from `createBroker`.
  *
+ * A request comes in one of two ways, and both take the same decision
+ * (`locate`: target, base URL, pod host, route): as a web `Request`
+ * (`handle`), or, for an adapter that writes answers itself (`node:http`),
+ * as a bare head (`ready`), answered only when its route holds a ready
+ * `200` in parts for it (a hot pod; `Route.ready`), with the headers
+ * `handle` would add; anything else is null, and the adapter calls
+ * `handle`.
+ *
  * @module
  */
 
@@ -16,24 +24,46 @@ import {
   createRouteMatcher,
   type Route,
   type RouteHandler,
+  type RouteMatch,
   type RouteRequest,
 } from "./router.ts";
 import {
   baseUrlOf,
+  type HeaderSource,
   hostInvalid,
   isValidHost,
+  requestTarget,
   targetOf,
 } from "./request_url.ts";
 import type { PodHosts } from "./pod_host.ts";
 import type { Metrics } from "../operator/metrics.ts";
-import type { PodContext } from "./routes/pod.ts";
-import { createObserve, type Observe } from "./observe.ts";
 import {
-  createReadyPod,
-  HSTS,
-  type ReadyAnswer,
-  type RequestHead,
-} from "./ready_pod.ts";
+  createObserve,
+  type Observe,
+  type ObservedRequest,
+} from "./observe.ts";
+import type { ReadyParts } from "../serving/pod_cache.ts";
+
+/**
+ * `Strict-Transport-Security` for requests that reached the broker over
+ * https (an `https:` base URL, or `X-Forwarded-Proto: https` with
+ * `trustProxy`): one year, as the HTTP Observatory asks for an A+.
+ */
+export const HSTS: string = `max-age=${365 * 24 * 60 * 60}`;
+
+/** A request's head, as an adapter that answers from parts sees it. */
+export interface RequestHead extends ObservedRequest {
+  /** The request target as sent (origin form: path and query). */
+  readonly url: string;
+}
+
+/** A hot pod's `200`, in parts. */
+export interface ReadyAnswer {
+  /** Header names and values, flat: `[name, value, name, value, ...]`. */
+  readonly head: readonly string[];
+  /** The body (left out for `HEAD`). */
+  readonly body: Uint8Array;
+}
 
 /** The ways in: a request, a request the Fetch API cannot make, an upgrade path. */
 export interface Pipeline {
@@ -61,8 +91,6 @@ export interface PipelineParts {
   readonly podRoutes: readonly Route[];
   /** The pod hosts, or null without `podDomain`. */
   readonly podHosts: PodHosts | null;
-  /** The broker host's pod routes' state (its ready answers). */
-  readonly pods: PodContext;
   /** The metrics, or null when off. */
   readonly metrics: Metrics | null;
 }
@@ -81,7 +109,7 @@ const CORS_HEADERS = {
  */
 export function createPipeline(
   options: ResolvedOptions,
-  { routes, podRoutes, podHosts, pods, metrics }: PipelineParts,
+  { routes, podRoutes, podHosts, metrics }: PipelineParts,
 ): Pipeline {
   const matchRoute = createRouteMatcher(routes);
   const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
@@ -90,13 +118,25 @@ export function createPipeline(
   );
   const observer = createObserve(options, metrics);
   const observe = observeAnswers(observer);
-  const ready = createReadyPod({
-    options,
-    podHosts,
-    pods,
-    matchRoute,
-    observe: observer,
-  });
+
+  /**
+   * Where a request goes, decided once for both ways in: its base URL,
+   * and its route on the broker's host or on a pod's (null: 404).
+   *
+   * @throws {BrokerError} `host_invalid`.
+   */
+  function locate(
+    head: HeaderSource,
+    target: { origin: string; path: string },
+  ): Destination {
+    const baseUrl = baseUrlOf(head, target.origin, options);
+    // With podDomain, a request to a pod's own host has its own routes.
+    const podId = podHosts?.idOf(target.origin) ?? null;
+    const match = podId === null
+      ? matchRoute(target.path)
+      : matchPodRoute!(target.path);
+    return { baseUrl, path: target.path, match, id: podId ?? match?.id ?? "" };
+  }
 
   // Synchronous whenever the handler is (a hot pod): a Response returned
   // as is, not in a promise, keeps Deno.serve on its fastest path.
@@ -105,15 +145,9 @@ export function createPipeline(
     peerAddress?: string,
   ): Response | Admission | Promise<Response | Admission> {
     const started = performance.now();
-    let path: string;
-    let baseUrl: string;
-    let podId: string | null;
+    let destination: Destination;
     try {
-      const target = targetOf(request);
-      path = target.path;
-      baseUrl = baseUrlOf(request, target.origin, options);
-      // With podDomain, a request to a pod's own host has its own routes.
-      podId = podHosts?.idOf(target.origin) ?? null;
+      destination = locate(request, targetOf(request));
     } catch (error) {
       return observe(
         request,
@@ -125,20 +159,19 @@ export function createPipeline(
         peerAddress,
       );
     }
-    const match = podId === null ? matchRoute(path) : matchPodRoute!(path);
+    const { baseUrl, match, id } = destination;
     if (match === null) {
       return observe(
         request,
         null,
         "",
         started,
-        withHsts(baseUrl, notFound(path)),
+        withHsts(baseUrl, notFound(destination.path)),
         undefined,
         peerAddress,
       );
     }
     const { route } = match;
-    const id = podId ?? match.id;
     const input: RouteRequest = { request, baseUrl, id, peerAddress };
     const finish = (answer: Response | Admission) => {
       if (!(answer instanceof Response) && route.upgrade !== true) {
@@ -193,6 +226,56 @@ export function createPipeline(
     return match === null ? notFound(path) : notAllowed(match.route);
   }
 
+  /**
+   * A request's ready `200` in parts, when its route holds one for it (see
+   * `Route.ready`), with the headers `handle` adds; counted and logged as
+   * any answer. Only a request that needs no normalizing is taken: an
+   * origin-form target and a `Host` as it is valid; any other goes the
+   * long way, where it is normalized or refused.
+   */
+  function ready(head: RequestHead, peerAddress?: string): ReadyAnswer | null {
+    const { url, headers } = head;
+    const host = headers.get("Host");
+    if (
+      url.charCodeAt(0) !== 0x2f || host === null || !isValidHost(host) ||
+      /\.(?::|$)/.test(host)
+    ) {
+      return null;
+    }
+    const started = performance.now();
+    let destination: Destination;
+    let parts: ReadyParts | null;
+    // Whatever fails here (a Host the long way refuses, a registry that
+    // throws) is answered the long way.
+    try {
+      destination = locate(head, requestTarget(`http://${host}${url}`));
+      parts = destination.match?.route.ready?.({
+        method: head.method,
+        headers,
+        id: destination.id,
+        baseUrl: destination.baseUrl,
+      }) ?? null;
+    } catch {
+      return null;
+    }
+    if (parts === null) return null;
+    const { baseUrl, match, id } = destination;
+    observer?.(head, {
+      route: match!.route.pattern,
+      id,
+      started,
+      status: 200,
+      length: parts.body.length,
+      peerAddress,
+    });
+    return hsts(baseUrl)
+      ? {
+        head: [...parts.head, "Strict-Transport-Security", HSTS],
+        body: parts.body,
+      }
+      : parts;
+  }
+
   const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
 
   return { handle, ready, refuseMethod, isUpgradePath };
@@ -230,9 +313,24 @@ function observeAnswers(observer: Observe | null) {
   };
 }
 
+/** Where a request goes: see `locate`. */
+interface Destination {
+  /** Its public base URL. */
+  readonly baseUrl: string;
+  /** Its path. */
+  readonly path: string;
+  /** Its route, or null for a 404. */
+  readonly match: RouteMatch | null;
+  /** The path's `:id`, or the pod its host names; "" for neither. */
+  readonly id: string;
+}
+
+/** Whether answers for `baseUrl` carry `Strict-Transport-Security`. */
+function hsts(baseUrl: string): boolean {
+  return baseUrl.startsWith("https:");
+}
+
 function withHsts(baseUrl: string, response: Response): Response {
-  if (baseUrl.startsWith("https:")) {
-    response.headers.set("Strict-Transport-Security", HSTS);
-  }
+  if (hsts(baseUrl)) response.headers.set("Strict-Transport-Security", HSTS);
   return response;
 }

@@ -23,8 +23,12 @@ import {
   type PodContextOptions,
   readyPodParts,
 } from "./routes/pod.ts";
-import type { ReadyParts } from "../serving/pod_cache.ts";
-import type { Route, RouteHandler, RouteRequest } from "./router.ts";
+import type {
+  ReadyRequest,
+  Route,
+  RouteHandler,
+  RouteRequest,
+} from "./router.ts";
 
 /** Pod contexts kept (each holds its pod's headers, built once). */
 
@@ -142,19 +146,6 @@ export class PodHosts {
   }
 
   /**
-   * The parts of the ready `200` that `GET /` on a pod's host answers with
-   * (see {@linkcode readyPodParts}), its hit counted, or null.
-   *
-   * @param baseUrl The broker's public base URL for the request.
-   * @param id The pod id its host names.
-   * @param method `GET` or `HEAD`.
-   */
-  readyParts(baseUrl: string, id: string, method: string): ReadyParts | null {
-    const origin = this.originOf(baseUrl, id);
-    return readyPodParts(this.#context, id, origin, method);
-  }
-
-  /**
    * The route table of a pod host: `/` serves the pod, `/signal` is the
    * broker's; every other path is 404. A deleted pod's 410 carries
    * `Clear-Site-Data`.
@@ -164,9 +155,15 @@ export class PodHosts {
    * dialects' `/y-webrtc`, `/peerjs`, `/peerjs/id` and `/ice`).
    */
   routes(admit: RouteHandler, more: readonly Route[] = []): Route[] {
-    const serve = (input: RouteRequest): Response | Promise<Response> => {
-      // The pod's own origin is the base URL of what it is served with.
+    // The pod's own origin is the base URL of what it is served with.
+    const ownOrigin = <T extends { baseUrl: string; id: string }>(input: T) => {
       input.baseUrl = this.originOf(input.baseUrl, input.id);
+      return input;
+    };
+    const ready = (request: ReadyRequest) =>
+      readyPodParts(this.#context, ownOrigin(request));
+    const serve = (input: RouteRequest): Response | Promise<Response> => {
+      ownOrigin(input);
       try {
         const answer = handlePod(input, this.#context);
         return answer instanceof Promise ? answer.catch(clearingGone) : answer;
@@ -175,7 +172,12 @@ export class PodHosts {
       }
     };
     return [
-      { pattern: "/", cors: false, methods: { GET: serve, HEAD: serve } },
+      {
+        pattern: "/",
+        cors: false,
+        methods: { GET: serve, HEAD: serve },
+        ready,
+      },
       {
         pattern: "/signal",
         cors: false,

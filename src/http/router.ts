@@ -9,6 +9,8 @@
  */
 
 import type { CompatDialect } from "../signaling/compat/limits.ts";
+import type { ReadyParts } from "../serving/pod_cache.ts";
+import type { HeaderSource } from "./request_url.ts";
 
 /** A dialect socket's admission: what its hub needs to know of it. */
 export interface CompatAdmission {
@@ -47,6 +49,19 @@ export interface RouteRequest {
 }
 
 /**
+ * What a route's {@linkcode Route.ready} gets: a request's head, without a
+ * `Request` object, as an adapter that writes answers itself reads it.
+ */
+export interface ReadyRequest extends HeaderSource {
+  /** The method. */
+  method: string;
+  /** The `:id` segment, or the pod a pod host names. */
+  id: string;
+  /** The public base URL for it (found once). */
+  baseUrl: string;
+}
+
+/**
  * Answers one method of one route. The `GET` of a route marked `upgrade`
  * may answer with an admission.
  */
@@ -70,6 +85,13 @@ export interface Route {
    * other route is refused.
    */
   readonly upgrade?: boolean;
+  /**
+   * Set on a route whose `GET` or `HEAD` may be answered by a ready `200`
+   * held in parts (a hot pod): those parts, exactly the `200` its handler
+   * would give the same request, or null when the handler must answer. An
+   * adapter that writes parts itself (`node:http`) asks for them first.
+   */
+  readonly ready?: (request: ReadyRequest) => ReadyParts | null;
 }
 
 /** A matched route and its `:id`. */

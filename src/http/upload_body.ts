@@ -8,7 +8,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { heldRequestBody } from "../_util/held_body.ts";
+import type { HeldRequest } from "../_util/held_body.ts";
 import { BrokerError } from "./problem.ts";
 import type { UploadBudget, UploadReservation } from "./upload_budget.ts";
 import { BodyBuffer } from "./body_buffer.ts";
@@ -61,7 +61,7 @@ export interface ReceivedBody {
  * @throws {BrokerError} For every refusal.
  */
 export async function receiveBody(
-  request: Request,
+  request: HeldRequest,
   context: BodyLimits,
 ): Promise<ReceivedBody> {
   const { maxBlobBytes } = context;
@@ -98,7 +98,7 @@ export async function receiveBody(
         content: null,
       }
       : await readBody(
-        heldRequestBody(request)?.stream() ?? request.body,
+        request.heldBody?.stream() ?? request.body,
         announced,
         known,
         context,
@@ -128,12 +128,12 @@ const WHOLE_BODY_BYTES = 64 * 1024;
  * `Content-Length`, which is within the limit.
  */
 async function readSmallBody(
-  request: Request,
+  request: HeldRequest,
   ms: number,
   reservation: UploadReservation,
 ): Promise<{ blob: Uint8Array; sha256: Uint8Array }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const reading = heldRequestBody(request)?.whole() ??
+  const reading = request.heldBody?.whole() ??
     request.arrayBuffer().then((bytes) => new Uint8Array(bytes));
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() =>

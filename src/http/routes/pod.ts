@@ -30,7 +30,8 @@ import {
 } from "../../serving/pod_cache.ts";
 import type { DenyList } from "../../operator/deny_list.ts";
 import { pacedBody } from "../../serving/send_deadline.ts";
-import type { RouteRequest } from "../router.ts";
+import type { ReadyRequest, RouteRequest } from "../router.ts";
+import type { HeaderSource } from "../request_url.ts";
 import type { PodHeaderOptions } from "../../config/types.ts";
 import type { PodRecord, Registry } from "../../registries/types.ts";
 
@@ -138,22 +139,48 @@ export function handlePod(
   input: RouteRequest,
   context: PodContext,
 ): Response | Promise<Response> {
-  const { request, id } = input;
-  const { registry } = context;
+  const { request } = input;
   // The hot path, without a promise: a plain GET or HEAD of a pod whose
   // 200 is ready, from a registry that can answer at once.
-  if (
-    (request.method === "GET" || request.method === "HEAD") &&
-    registry.getRecordNow !== undefined && isPodId(id)
-  ) {
-    const record = registry.getRecordNow(id);
-    if (record !== null && request.headers.get("If-None-Match") === null) {
-      refuseHidden(record, "serve", context.denyList);
-      const ready = readyResponse(input, context, record);
-      if (ready !== null) return ready;
-    }
+  const record = hotRecord(context, request.method, request.headers, input.id);
+  if (record !== null) {
+    refuseHidden(record, "serve", context.denyList);
+    const ready = readyResponse(input, context, record);
+    if (ready !== null) return ready;
   }
   return servePod(input, context);
+}
+
+/**
+ * Whether a request may be answered with a pod's ready `200`: a `GET` or
+ * `HEAD` without `If-None-Match` (a conditional one may be a `304`).
+ */
+function wantsReady(
+  method: string,
+  headers: HeaderSource["headers"],
+): boolean {
+  return (method === "GET" || method === "HEAD") &&
+    headers.get("If-None-Match") === null;
+}
+
+/**
+ * The pod's record when the request wants its ready `200` and the registry
+ * can answer at once, denied or not; else null (the long way).
+ */
+function hotRecord(
+  context: PodContext,
+  method: string,
+  headers: HeaderSource["headers"],
+  id: string,
+): PodRecord | null {
+  const { registry } = context;
+  if (
+    !wantsReady(method, headers) || registry.getRecordNow === undefined ||
+    !isPodId(id)
+  ) {
+    return null;
+  }
+  return registry.getRecordNow(id);
 }
 
 /**
@@ -185,12 +212,12 @@ async function serveVersion(
 ): Promise<Response | null> {
   const { request, id } = input;
   const record = await findPod(context.registry, id, "serve", context.denyList);
-  const ifNoneMatch = request.headers.get("If-None-Match");
-  const get = request.method === "GET";
-  if (ifNoneMatch === null && get) {
+  if (wantsReady(request.method, request.headers)) {
     const ready = readyResponse(input, context, record);
     if (ready !== null) return ready;
   }
+  const ifNoneMatch = request.headers.get("If-None-Match");
+  const get = request.method === "GET";
   const hashes = await scriptHashesOf(record, context);
   if (hashes === null) return null;
   const grants = context.grantsInHeaders
@@ -297,26 +324,21 @@ function readyResponse(
 }
 
 /**
- * The parts of a pod's ready `200` for `baseUrl` (the answer
- * {@linkcode handlePod} gives a plain `GET` of it), a `GET`'s hit counted; or
- * null when that answer is not ready, the pod is denied, or the registry
- * cannot answer at once: then {@linkcode handlePod} answers.
+ * The parts of a pod's ready `200` (the answer {@linkcode handlePod} gives
+ * the same request), a `GET`'s hit counted; or null when the request may
+ * not have it, that answer is not ready, the pod is denied, or the
+ * registry cannot answer at once: then {@linkcode handlePod} answers.
  *
  * @param context The pod routes' state.
- * @param id The path's id.
- * @param baseUrl The request's base URL (the cache keys on it).
- * @param method `GET` or `HEAD` (not a hit).
+ * @param request The request's method, headers, id and base URL (the
+ * cache keys on it).
  * @returns The header list and bytes, or null.
  */
 export function readyPodParts(
   context: PodContext,
-  id: string,
-  baseUrl: string,
-  method: string,
+  { method, headers, id, baseUrl }: ReadyRequest,
 ): ReadyParts | null {
-  const { registry } = context;
-  if (registry.getRecordNow === undefined || !isPodId(id)) return null;
-  const record = registry.getRecordNow(id);
+  const record = hotRecord(context, method, headers, id);
   if (record === null || context.denyList?.denies(record)) return null;
   const parts = context.responses.parts(record.id, record.sha256, baseUrl);
   if (parts !== null && method === "GET") countHit(context, record.id);
