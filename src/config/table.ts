@@ -329,7 +329,17 @@ export const TABLE = [
     choices: COMPAT_DIALECTS as readonly CompatDialect[],
     default: COMPAT_DIALECTS as readonly CompatDialect[],
     help:
-      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id; comma-separated, or none",
+      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id, either serves /ice; comma-separated, or none",
+  },
+  {
+    key: "iceRequestsPerMinute",
+    flag: "ice-requests-per-minute",
+    arg: "N",
+    kind: "integer",
+    default: 60,
+    min: 1,
+    help:
+      "GET /ice answers per client address (with --trust-proxy, the last X-Forwarded-For hop): N at once, refilled evenly over a minute; past it 429 rate_limited",
   },
   {
     key: "iceServers",

@@ -121,10 +121,18 @@ export interface SignalServerOptions {
   /**
    * Signaling for apps written for other libraries: `"y-webrtc"` serves
    * `/y-webrtc` (y-webrtc's protocol), `"peerjs"` serves `/peerjs` and
-   * `/peerjs/id` (the PeerJS server's); `[]` serves neither (404).
+   * `/peerjs/id` (the PeerJS server's); `/ice` is served while either is
+   * on; `[]` serves none of them (404).
    * @default {["y-webrtc","peerjs"]}
    */
   compat?: ("y-webrtc" | "peerjs")[];
+  /**
+   * `GET /ice` answers per client address (the peer's, or with
+   * `trustProxy` the last `X-Forwarded-For` hop): this many at once,
+   * refilled evenly over a minute; past it 429 `rate_limited`. Each answer
+   * mints TURN credentials. @default {60}
+   */
+  iceRequestsPerMinute?: number;
   /**
    * Static ICE servers sent to every peer in `joined` and `ice` frames
    * (STUN, or TURN with fixed credentials). @default {[]}

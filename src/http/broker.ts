@@ -26,6 +26,7 @@ import { handleUpdate } from "./routes/update.ts";
 import type { Admission, Route, RouteHandler, RouteRequest } from "./router.ts";
 import { createPipeline } from "./pipeline.ts";
 import { type HubClient, SignalingHub } from "../signaling/hub.ts";
+import { SocketHub } from "../signaling/socket_hub.ts";
 import type { PeerSocket } from "../signaling/types.ts";
 import { createCompat } from "./compat.ts";
 import { UploadBudget } from "./upload_budget.ts";
@@ -112,11 +113,19 @@ export function createBroker(options: ResolvedOptions): Broker {
     );
   }
   const state = { closing: false };
+  // Every socket of every dialect, and the rules they share.
+  const sockets = new SocketHub({
+    limits: options.signaling,
+    logger: options.logger,
+  });
   const admitSocket = (request: Request, path: string) =>
-    admitSocketTo(request, path, { options, hub, compat, state });
+    admitSocketTo(request, path, { hub, sockets, state });
   const admit = ({ request }: RouteRequest) => admitSocket(request, "/signal");
   // The metrics are made from the routes: the dialects reach them later.
-  const compat = createCompat(options, admitSocket, () => metrics);
+  const compat = createCompat(options, {
+    admit: admitSocket,
+    sockets,
+  }, () => metrics);
   const budget = new UploadBudget(
     options.maxUploadBytesInFlight,
     options.maxUploadsPerAddress,
@@ -125,7 +134,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
   const health = () =>
     handleHealth(
-      compat.withOrigins(hub.stats),
+      hub.stats,
       startedAt,
       compat.health(),
       isPodOrigin,
@@ -161,6 +170,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     iceServers: options.iceServersFor,
     bus: options.bus,
     observer: metrics ?? undefined,
+    sockets,
   });
   const { handle, ready, refuseMethod, isUpgradePath } = createPipeline(
     options,
@@ -183,10 +193,10 @@ export function createBroker(options: ResolvedOptions): Broker {
 
   async function shutdown(timeoutMs = 5_000): Promise<void> {
     state.closing = true;
-    hub.closeAll();
+    sockets.closeAll();
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([
-      Promise.all([hub.drained(), compat.closeAll()]),
+      sockets.drained(),
       new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
     ]);
     clearTimeout(timer);
@@ -322,9 +332,10 @@ async function counted(
 
 /** What the upgrade decision looks at. */
 interface SocketGate {
-  readonly options: ResolvedOptions;
+  /** For whether the bus is up. */
   readonly hub: SignalingHub;
-  readonly compat: ReturnType<typeof createCompat>;
+  /** The origin rule and the socket cap, for every dialect. */
+  readonly sockets: SocketHub;
   readonly state: { readonly closing: boolean };
 }
 
@@ -332,7 +343,7 @@ interface SocketGate {
 function admitSocketTo(
   request: Request,
   path: string,
-  { options, hub, compat, state }: SocketGate,
+  { hub, sockets, state }: SocketGate,
 ): Response | Admission {
   if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
     return upgradeRequired(
@@ -340,7 +351,7 @@ function admitSocketTo(
     );
   }
   const origin = request.headers.get("Origin");
-  if (!hub.isOriginAllowed(origin)) {
+  if (!sockets.isOriginAllowed(origin)) {
     return problem(
       "origin_not_allowed",
       `Cannot accept WebSockets from origin '${origin}'`,
@@ -352,7 +363,7 @@ function admitSocketTo(
       "Cannot accept WebSockets: shutting down",
     );
   }
-  if (hub.counts.sockets + compat.sockets() >= options.signaling.maxSockets) {
+  if (!sockets.hasRoom()) {
     return problem(
       "too_many_sockets",
       "Cannot accept more WebSockets: the broker is full",

@@ -2,14 +2,14 @@
  * The routes of signaling for apps written for other libraries: `/y-webrtc`
  * and `/peerjs` (WebSockets, admitted as `/signal` is), `/peerjs/id` (a
  * fresh PeerJS id) and `/ice` (the broker's ICE servers with fresh TURN
- * credentials). The `compat` option chooses the dialects; `/ice` is always
- * there. This module owns the dialect hubs and hands each admitted socket
- * to its own.
+ * credentials, src/http/routes/ice.ts). The `compat` option chooses the
+ * dialects; `/ice` is there while one is on (it exists for their clients).
+ * A socket's namespace is its page's origin, wherever it arrived. This
+ * module owns the dialect hubs and hands each admitted socket to its own.
  *
  * @module
  */
 
-import { randomAlphanumeric } from "../_util/id.ts";
 import { heldResponse } from "../_util/held_body.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import type { CompatClient, CompatObserver } from "../signaling/compat/base.ts";
@@ -17,9 +17,9 @@ import { type CompatDialect, namespaceOf } from "../signaling/compat/limits.ts";
 import { PeerJsHub } from "../signaling/compat/peerjs.ts";
 import { createCompatRelays } from "../signaling/compat/relays.ts";
 import { YWebrtcHub } from "../signaling/compat/y_webrtc.ts";
-import type { HubStats } from "../signaling/hub.ts";
+import type { SocketHub } from "../signaling/socket_hub.ts";
 import type { PeerSocket } from "../signaling/types.ts";
-import { jsonResponse } from "./problem.ts";
+import { createIceRoute } from "./routes/ice.ts";
 import type {
   Admission,
   CompatAdmission,
@@ -33,6 +33,17 @@ export type AdmitSocket = (
   path: string,
 ) => Response | Admission;
 
+/** How the broker admits what the dialects serve, and who holds them. */
+export interface CompatGate {
+  /** The broker's upgrade decision. */
+  readonly admit: AdmitSocket;
+  /**
+   * The broker's socket hub: it holds the dialect sockets, and its origin
+   * rule (`--allowed-origin`) is the one `/ice` follows.
+   */
+  readonly sockets: SocketHub;
+}
+
 /** The dialects of one broker. */
 export interface Compat {
   /** The routes: the broker host's and a pod host's alike. */
@@ -41,34 +52,29 @@ export interface Compat {
   counts(): Partial<Record<CompatDialect, number>>;
   /** Each dialect that is on, with its live figures (for `/health`). */
   health(): Partial<Record<CompatDialect, Record<string, number>>>;
-  /** Open sockets of every dialect. */
-  sockets(): number;
-  /** `/signal`'s figures, with the dialect sockets' origins added. */
-  withOrigins(stats: HubStats): HubStats;
   /** Gives an admitted dialect socket to its hub. */
   connect(
     socket: PeerSocket,
     origin: string | null,
     admission: CompatAdmission,
   ): CompatClient;
-  /** Closes every dialect socket with 1001 and waits for them. */
-  closeAll(): Promise<void>;
 }
 
 /**
  * Builds the dialects that `options.compat` names, and their routes.
  *
  * @param options The resolved options.
- * @param admit The broker's upgrade decision.
+ * @param gate The broker's upgrade decision and origin rule.
  * @param observer The metrics, once they are made (or null).
  * @returns The dialects.
  */
 export function createCompat(
   options: ResolvedOptions,
-  admit: AdmitSocket,
+  { admit, sockets }: CompatGate,
   observer: () => CompatObserver | null,
 ): Compat {
   const common = {
+    sockets,
     limits: options.signaling,
     logger: options.logger,
     observer: {
@@ -92,7 +98,7 @@ export function createCompat(
 
   const upgrade =
     (dialect: CompatDialect, path: string) =>
-    ({ request, id }: RouteRequest): Response | Admission => {
+    ({ request }: RouteRequest): Response | Admission => {
       const answer = admit(request, path);
       if (answer instanceof Response) return answer;
       const params: Record<string, string> = {};
@@ -103,15 +109,15 @@ export function createCompat(
           if (value !== null) params[name] = value;
         }
       }
-      const namespace = namespaceOf(id === "" ? null : id, answer.origin);
+      // The page's origin, never the Host: any page may open a socket to
+      // a pod's host, but only the pod's own pages carry its origin.
+      const namespace = namespaceOf(answer.origin);
       return { ...answer, compat: { dialect, namespace, params } };
     };
 
-  const routes: Route[] = [{
-    pattern: "/ice",
-    cors: true,
-    methods: { GET: (input) => ice(input, options) },
-  }];
+  const routes: Route[] = on.size === 0
+    ? []
+    : [createIceRoute(options, (origin) => sockets.isOriginAllowed(origin))];
   if (yWebrtc !== null) {
     routes.push({
       pattern: "/y-webrtc",
@@ -146,15 +152,6 @@ export function createCompat(
       for (const hub of hubs) figures[hub.dialect] = hub.stats;
       return figures;
     },
-    sockets: () => hubs.reduce((sum, hub) => sum + hub.sockets, 0),
-    withOrigins(stats) {
-      if (hubs.every((hub) => hub.sockets === 0)) return stats;
-      const origins = new Set(stats.origins);
-      for (const hub of hubs) {
-        for (const origin of hub.origins) origins.add(origin);
-      }
-      return { ...stats, origins: [...origins].sort() };
-    },
     connect(socket, origin, { dialect, namespace, params }) {
       if (dialect === "y-webrtc" && yWebrtc !== null) {
         return yWebrtc.connect(socket, origin, namespace);
@@ -164,25 +161,7 @@ export function createCompat(
       }
       throw new RangeError(`Cannot connect a '${dialect}' socket: it is off`);
     },
-    async closeAll() {
-      for (const hub of hubs) hub.closeAll();
-      await Promise.all(hubs.map((hub) => hub.drained()));
-    },
   };
-}
-
-/**
- * `GET /ice`: the ICE servers a peer gets in `joined`, with TURN
- * credentials minted for this request, for clients that do not speak the
- * broker's own protocol.
- */
-function ice(input: RouteRequest, options: ResolvedOptions): Response {
-  const iceServers = options.iceServersFor(randomAlphanumeric(16));
-  const response = jsonResponse({ iceServers }, {
-    "Cache-Control": "no-store",
-  });
-  input.bodyBytes = Number(response.headers.get("Content-Length"));
-  return response;
 }
 
 /**

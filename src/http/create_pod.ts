@@ -17,7 +17,7 @@ import { verifyUpdate } from "../pod/update.ts";
 import { type VerifiedPod, verifyScannedPod } from "../pod/verify.ts";
 import type { ScannedContent } from "../pod/content_scan.ts";
 import { BrokerError } from "./problem.ts";
-import { findPod } from "./find_pod.ts";
+import { findPod, refuseHidden } from "./find_pod.ts";
 import type { PodRecord, Registry } from "../registries/types.ts";
 import type { DenyList } from "../operator/deny_list.ts";
 
@@ -150,6 +150,9 @@ export async function replacePod(
 ): Promise<PodRecord> {
   const { verified, sha256 } = await verifyUpload(blob, options);
   const current = options.current ?? await findPod(registry, id, "update");
+  // The deny list may have been reloaded while the body arrived: what it
+  // says now holds, or a pod taken down by its content would come back.
+  refuseHidden(current, "update", options.denyList ?? null);
   const replaces = options.replaces ?? current.sha256;
   await authorizeUpdate(current, replaces, verified, options.signature);
   if (replaces !== current.sha256) {

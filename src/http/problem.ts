@@ -40,6 +40,7 @@ export const PROBLEM_CODES = {
   created_at_future: { status: 422, title: "Unprocessable Content" },
   host_invalid: { status: 400, title: "Bad Request" },
   upload_aborted: { status: 400, title: "Bad Request" },
+  rate_limited: { status: 429, title: "Too Many Requests" },
 } as const;
 
 /** Seconds a client refused with `busy` is asked to wait (`Retry-After`). */

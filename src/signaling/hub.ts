@@ -1,15 +1,18 @@
 /**
- * The signaling hub: the sockets of `/signal`, and every limit of protocol
- * version 1. It knows sockets only as {@linkcode PeerSocket}, so both
- * runtime adapters feed it unchanged, and sessions only as a
- * {@linkcode Membership}: this broker's own ({@linkcode LocalMembership}),
- * or shared with other brokers through a bus ({@linkcode ClusterMembership}).
+ * The signaling hub: the `/signal` dialect of the broker's
+ * {@linkcode SocketHub}, protocol version 1. The socket hub holds its
+ * sockets and keeps the rules every dialect shares (frame limit, rate, slow
+ * reader, close); this hub adds the join deadline and the frames. It knows
+ * sockets only as {@linkcode PeerSocket}, so both runtime adapters feed it
+ * unchanged, and sessions only as a {@linkcode Membership}: this broker's
+ * own ({@linkcode LocalMembership}), or shared with other brokers through a
+ * bus ({@linkcode ClusterMembership}).
  *
  * @module
  */
 
 import type { BusState } from "./bus/mod.ts";
-import { CLOSE_CODES, closeWithDeadline } from "./close.ts";
+import { CLOSE_CODES } from "./close.ts";
 import { ClusterMembership } from "./cluster.ts";
 import {
   LocalMembership,
@@ -18,13 +21,17 @@ import {
   type MembershipHost,
 } from "./membership.ts";
 import {
-  exceedsBytes,
   frames,
   parseClientMessage,
   type SignalErrorCode,
 } from "./messages.ts";
-import { type Bucket, RateLimit } from "./rate_limit.ts";
-import type { HubOptions, PeerSocket, SignalingLimits } from "./types.ts";
+import {
+  type HubSocket,
+  type SocketDialect,
+  type SocketEvents,
+  SocketHub,
+} from "./socket_hub.ts";
+import type { HubOptions, PeerSocket } from "./types.ts";
 
 /** Live figures of the hub, as `/health` reports them. */
 export interface HubStats {
@@ -41,20 +48,10 @@ export interface HubStats {
 }
 
 /** What an adapter calls for one socket's events. */
-export interface HubClient {
-  /** A frame arrived: text, or bytes for a binary frame. */
-  message(data: string | Uint8Array): void;
-  /** The socket closed (by either side); forgets it everywhere. Idempotent. */
-  closed(): void;
-}
+export type HubClient = SocketEvents;
 
-interface Peer extends Member, Bucket {
-  socket: PeerSocket;
-  origin: string | null;
+interface Peer extends Member, HubSocket {
   joinTimer: ReturnType<typeof setTimeout> | undefined;
-  closeTimer: ReturnType<typeof setTimeout> | undefined;
-  closing: boolean;
-  gone: boolean;
 }
 
 /**
@@ -86,31 +83,28 @@ interface Peer extends Member, Bucket {
  * assert.equal(hub.stats.sockets, 0);
  * ```
  */
-export class SignalingHub {
-  #limits: SignalingLimits;
+export class SignalingHub implements SocketDialect<Peer> {
+  /** The dialect's name, as the socket hub counts its sockets. */
+  readonly name = "signal";
   #options: HubOptions;
-  #rate: RateLimit;
+  #sockets: SocketHub;
   #membership: Membership<Peer>;
   #cluster: ClusterMembership<Peer> | undefined;
-  #live = new Set<Peer>();
-  #origins = new Map<string, number>();
-  #drained: (() => void)[] = [];
 
   /**
    * Makes an empty hub.
    *
    * @param options The limits, and optionally a logger, the ICE servers of
-   * a peer, the bus shared with other brokers and an observer.
+   * a peer, the bus shared with other brokers, an observer and the
+   * broker's socket hub (a hub of its own when absent).
    */
-  constructor(options: HubOptions) {
+  constructor(options: HubOptions & { sockets?: SocketHub | undefined }) {
     this.#options = options;
-    this.#limits = options.limits;
-    this.#rate = new RateLimit(
-      this.#limits.rateLimitBurst,
-      this.#limits.rateLimitPerSecond,
-    );
+    const limits = options.limits;
+    this.#sockets = options.sockets ??
+      new SocketHub({ limits, logger: options.logger });
     const host: MembershipHost<Peer> = {
-      send: (peer, text) => this.#send(peer, text),
+      send: (peer, text) => this.#sockets.send(peer, text),
       admitted: (peer, others) => this.#admitted(peer, others),
       full: (peer, session) =>
         this.#error(
@@ -119,18 +113,15 @@ export class SignalingHub {
           `Cannot join: session "${session}" is full`,
         ),
       drop: (peer, reason) =>
-        this.#close(peer, CLOSE_CODES.tryAgainLater, reason),
+        this.#sockets.close(peer, CLOSE_CODES.tryAgainLater, reason),
     };
     if (options.bus === undefined) {
-      this.#membership = new LocalMembership(
-        host,
-        this.#limits.maxPeersPerSession,
-      );
+      this.#membership = new LocalMembership(host, limits.maxPeersPerSession);
     } else {
       this.#cluster = new ClusterMembership(host, {
         bus: options.bus,
-        maxPeers: this.#limits.maxPeersPerSession,
-        maxFrameBytes: this.#limits.maxFrameBytes,
+        maxPeers: limits.maxPeersPerSession,
+        maxFrameBytes: limits.maxFrameBytes,
         logger: options.logger,
       });
       this.#membership = this.#cluster;
@@ -143,19 +134,20 @@ export class SignalingHub {
    */
   get counts(): { sockets: number; sessions: number; peers: number } {
     return {
-      sockets: this.#live.size,
+      sockets: this.#sockets.socketsOf(this.name),
       sessions: this.#membership.sessions,
       peers: this.#membership.peers,
     };
   }
 
-  /** Live figures: sockets, sessions, peers and origins. */
+  /**
+   * Live figures: this dialect's sockets, sessions and peers, and the
+   * origins of every socket of the socket hub.
+   */
   get stats(): HubStats {
     const stats: HubStats = {
-      sockets: this.#live.size,
-      sessions: this.#membership.sessions,
-      peers: this.#membership.peers,
-      origins: [...this.#origins.keys()].sort(),
+      ...this.counts,
+      origins: this.#sockets.origins,
     };
     if (this.#cluster !== undefined) stats.bus = this.#cluster.state;
     return stats;
@@ -164,17 +156,6 @@ export class SignalingHub {
   /** Whether new sockets can join: always without a bus, else while it is up. */
   get busUp(): boolean {
     return this.#cluster === undefined || this.#cluster.state === "up";
-  }
-
-  /** Whether one more socket is within `maxSockets`. */
-  hasRoom(): boolean {
-    return this.#live.size < this.#limits.maxSockets;
-  }
-
-  /** Whether `origin` (the literal "null" included) may connect. */
-  isOriginAllowed(origin: string | null): boolean {
-    const allowed = this.#limits.allowedOrigins;
-    return allowed === null || (origin !== null && allowed.includes(origin));
   }
 
   /**
@@ -186,65 +167,54 @@ export class SignalingHub {
    */
   connect(socket: PeerSocket, origin: string | null): HubClient {
     const peer: Peer = {
-      ...this.#rate.bucket(),
-      socket,
-      origin,
+      ...this.#sockets.initial(socket, origin),
       id: null,
       session: null,
       admitted: false,
       joinTimer: undefined,
-      closeTimer: undefined,
-      closing: false,
-      gone: false,
     };
-    this.#live.add(peer);
-    if (origin !== null) {
-      this.#origins.set(origin, (this.#origins.get(origin) ?? 0) + 1);
-    }
+    const events = this.#sockets.open(this, peer);
     peer.joinTimer = setTimeout(() => {
       peer.joinTimer = undefined;
-      this.#close(peer, CLOSE_CODES.policyViolation, "Join timeout");
-    }, this.#limits.joinTimeoutMs);
-    return {
-      message: (data) => this.#onMessage(peer, data),
-      closed: () => this.#onClosed(peer),
-    };
+      this.#sockets.close(peer, CLOSE_CODES.policyViolation, "Join timeout");
+    }, this.#options.limits.joinTimeoutMs);
+    return events;
   }
 
-  /**
-   * Closes every socket with 1001 (going away). Peers are not told of each
-   * other's departure: the broker is leaving, not they, and their data
-   * channels live on without it.
-   */
+  /** Closes every socket of the socket hub with 1001 (going away). */
   closeAll(): void {
-    for (const peer of this.#live) peer.closing = true;
-    for (const peer of this.#live) {
-      this.#leave(peer);
-      this.#closeSocket(peer, CLOSE_CODES.goingAway, "Server shutting down");
-    }
+    this.#sockets.closeAll();
   }
 
-  /** Resolves once no socket is open. */
+  /** Resolves once no socket of the socket hub is open. */
   drained(): Promise<void> {
-    if (this.#live.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#drained.push(resolve));
+    return this.#sockets.drained();
   }
 
-  #onMessage(peer: Peer, data: string | Uint8Array): void {
-    if (peer.closing) return;
-    if (exceedsBytes(data, this.#limits.maxFrameBytes)) {
-      this.#close(peer, CLOSE_CODES.messageTooBig, "Frame too large");
-      return;
-    }
-    if (!this.#takeToken(peer)) return;
-    if (typeof data !== "string") {
-      this.#error(
-        peer,
-        "bad_message",
-        "Cannot accept the frame: frames must be JSON text",
-      );
-      return;
-    }
+  /** Handles one text frame: one token, then the frame. */
+  text(peer: Peer, data: string): void {
+    if (!this.#sockets.take(peer, 1)) return;
+    this.#onMessage(peer, data);
+  }
+
+  /** The protocol's `error` frame. */
+  errorFrame(code: string, message: string): string {
+    return frames.error(code as SignalErrorCode, message);
+  }
+
+  /** Counts an error frame. */
+  refused(code: string): void {
+    this.#options.observer?.signalingError(code);
+  }
+
+  /** Leaves the session (the others are told, unless at shutdown). */
+  leave(peer: Peer): void {
+    clearTimeout(peer.joinTimer);
+    peer.joinTimer = undefined;
+    this.#membership.leave(peer);
+  }
+
+  #onMessage(peer: Peer, data: string): void {
     const message = parseClientMessage(data);
     if ("error" in message) {
       this.#error(peer, message.error, message.message);
@@ -290,10 +260,10 @@ export class SignalingHub {
           );
           return;
         }
-        this.#send(peer, frames.ice(this.#iceServers(peer.id!)));
+        this.#sockets.send(peer, frames.ice(this.#iceServers(peer.id!)));
         break;
       case "leave":
-        this.#close(peer, CLOSE_CODES.normal, "Left");
+        this.#sockets.close(peer, CLOSE_CODES.normal, "Left");
         break;
     }
   }
@@ -308,90 +278,13 @@ export class SignalingHub {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
     const id = peer.id!;
-    this.#send(
+    this.#sockets.send(
       peer,
       frames.joined(peer.session!, id, others, this.#iceServers(id)),
     );
   }
 
-  // An empty bucket drops the frame with one `rate_limited` notice; a
-  // further burst of dropped frames closes.
-  #takeToken(peer: Peer): boolean {
-    const verdict = this.#rate.take(peer);
-    if (verdict === "warn") {
-      this.#error(
-        peer,
-        "rate_limited",
-        "Cannot accept the frame: too many messages, slow down",
-      );
-    } else if (verdict === "close") {
-      this.#close(peer, CLOSE_CODES.policyViolation, "Rate limit exceeded");
-    }
-    return verdict === "accept";
-  }
-
-  // Sends one frame; a socket whose unsent bytes pass maxBufferedBytes is a
-  // slow reader: closed with 1013 so that it cannot make the broker buffer
-  // without limit, and its peers are told it left.
-  #send(peer: Peer, text: string): void {
-    if (peer.closing) return;
-    try {
-      peer.socket.send(text);
-    } catch {
-      // A socket that is already closing cannot send; its close event follows.
-      return;
-    }
-    const buffered = peer.socket.bufferedAmount?.() ?? 0;
-    if (buffered > this.#limits.maxBufferedBytes) {
-      this.#close(peer, CLOSE_CODES.tryAgainLater, "Too slow to read");
-    }
-  }
-
   #error(peer: Peer, code: SignalErrorCode, message: string): void {
-    this.#options.observer?.signalingError(code);
-    this.#send(peer, frames.error(code, message));
-  }
-
-  // Leaves the session at once (peers are told), then asks the socket to
-  // close; the adapter's close event later calls #onClosed.
-  #close(peer: Peer, code: number, reason: string): void {
-    if (peer.closing) return;
-    peer.closing = true;
-    this.#leave(peer);
-    this.#closeSocket(peer, code, reason);
-  }
-
-  #closeSocket(peer: Peer, code: number, reason: string): void {
-    peer.closeTimer = closeWithDeadline(
-      peer.socket,
-      code,
-      reason,
-      () => peer.gone,
-      (error) =>
-        this.#options.logger?.("debug", "Socket close failed", { error }),
-    );
-  }
-
-  #leave(peer: Peer): void {
-    clearTimeout(peer.joinTimer);
-    peer.joinTimer = undefined;
-    this.#membership.leave(peer);
-  }
-
-  #onClosed(peer: Peer): void {
-    if (peer.gone) return;
-    peer.gone = true;
-    clearTimeout(peer.closeTimer);
-    peer.closing = true;
-    this.#leave(peer);
-    this.#live.delete(peer);
-    if (peer.origin !== null) {
-      const count = this.#origins.get(peer.origin)! - 1;
-      if (count === 0) this.#origins.delete(peer.origin);
-      else this.#origins.set(peer.origin, count);
-    }
-    if (this.#live.size === 0) {
-      for (const resolve of this.#drained.splice(0)) resolve();
-    }
+    this.#sockets.refuse(peer, code, message);
   }
 }

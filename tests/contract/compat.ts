@@ -6,8 +6,13 @@ import assert from "node:assert/strict";
 import { assertHeaders } from "./_pods.ts";
 import { sleep, startServer, type TestServer } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
-import { expectedTurnCredential, type Frame, TestClient } from "./_wire.ts";
-import { rawSocket } from "./_compat_support.ts";
+import {
+  expectedTurnCredential,
+  type Frame,
+  rawRequest,
+  TestClient,
+} from "./_wire.ts";
+import { type RawSocket, rawSocket } from "./_compat_support.ts";
 import { labelOf } from "./pod_domain.ts";
 import { startRedis } from "./scaleout.ts";
 
@@ -88,7 +93,6 @@ test("compat: /ice answers the ICE servers with fresh TURN credentials, no-store
   await using t = await startServer(api, {
     iceServers: [{ urls: "stun:stun.example:3478" }],
     turn: { urls: ["turn:127.0.0.1:3478"], secret, ttlSeconds: 120 },
-    compat: [],
   });
   const before = Math.floor(Date.now() / 1000);
   const first = await fetch(`${t.url}/ice`, {
@@ -119,6 +123,77 @@ test("compat: /ice answers the ICE servers with fresh TURN credentials, no-store
   const post = await fetch(`${t.url}/ice`, { method: "POST" });
   await post.body?.cancel();
   assert.equal(post.status, 405);
+});
+
+/** `GET /ice` with these headers; the answer's status and problem code. */
+async function iceAnswer(
+  t: TestServer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; code?: string; retryAfter: string | null }> {
+  const response = await fetch(`${t.url}/ice`, { headers });
+  const body = await response.json();
+  return {
+    status: response.status,
+    ...(response.ok ? {} : { code: body.code }),
+    retryAfter: response.headers.get("Retry-After"),
+  };
+}
+
+test("compat: /ice admits the origins the sockets admit (403 origin_not_allowed otherwise)", async (api) => {
+  await using t = await startServer(api, {
+    signaling: { allowedOrigins: ["https://ok.example", "null"] },
+  });
+  for (const origin of ["https://evil.example", "https://ok.example.evil"]) {
+    assert.deepEqual(await iceAnswer(t, { Origin: origin }), {
+      status: 403,
+      code: "origin_not_allowed",
+      retryAfter: null,
+    }, origin);
+  }
+  // No Origin is refused as a socket without one is.
+  assert.equal((await iceAnswer(t)).status, 403);
+  for (const origin of ["https://ok.example", "null"]) {
+    assert.equal((await iceAnswer(t, { Origin: origin })).status, 200);
+  }
+  // The same rule on a pod's host.
+  await using pods = await startServer(api, {
+    podDomain: "localhost",
+    signaling: { allowedOrigins: ["https://ok.example"] },
+  });
+  const host = `${labelOf("podAAAAAAAAA")}.localhost:${pods.server.port}`;
+  for (
+    const [origin, status] of [["https://evil.example", 403], [
+      "https://ok.example",
+      200,
+    ]] as const
+  ) {
+    const answer = await rawRequest(
+      pods.server.port,
+      `GET /ice HTTP/1.1\r\nHost: ${host}\r\nOrigin: ${origin}\r\nConnection: close\r\n\r\n`,
+    );
+    assert.equal(answer.status, status, origin);
+  }
+});
+
+test("compat: /ice answers a client address at most iceRequestsPerMinute, then 429 rate_limited", async (api) => {
+  await using t = await startServer(api, { iceRequestsPerMinute: 3 });
+  for (let i = 0; i < 3; i++) assert.equal((await iceAnswer(t)).status, 200);
+  assert.deepEqual(await iceAnswer(t, { Origin: "null" }), {
+    status: 429,
+    code: "rate_limited",
+    retryAfter: "20",
+  });
+  // Behind a trusted proxy, the address is the last X-Forwarded-For hop.
+  await using proxied = await startServer(api, {
+    iceRequestsPerMinute: 1,
+    trustProxy: true,
+  });
+  const from = (address: string) => ({
+    "X-Forwarded-For": `203.0.113.9, ${address}`,
+  });
+  assert.equal((await iceAnswer(proxied, from("192.0.2.1"))).status, 200);
+  assert.equal((await iceAnswer(proxied, from("192.0.2.1"))).status, 429);
+  assert.equal((await iceAnswer(proxied, from("192.0.2.2"))).status, 200);
 });
 
 test("compat: y-webrtc subscribe, publish (clients counted, sender included) and ping", async (api) => {
@@ -358,7 +433,14 @@ test("compat: y-webrtc forgets a topic with its last subscriber, and a socket th
   await figuresBecome(t, "y-webrtc", { sockets: 0, topics: 0 });
 });
 
-test("compat: topics live in a namespace per origin, and per pod on a pod host", async (api) => {
+/** Subscribes a raw socket to `topics`; resolves once the broker did. */
+async function rawSubscribe(socket: RawSocket, ...topics: string[]) {
+  socket.send({ type: "subscribe", topics });
+  socket.send({ type: "ping" });
+  assert.deepEqual(await socket.next(), { type: "pong" });
+}
+
+test("compat: topics live in a namespace per origin, a pod's on its host its own", async (api) => {
   await using t = await startServer(api, { podDomain: "localhost" });
   const [one, two, three] = [
     await yClient(t, "https://one.example"),
@@ -369,17 +451,16 @@ test("compat: topics live in a namespace per origin, and per pod on a pod host",
   publish(one, "room", { type: "announce", from: "x" });
   assert.equal((await three.next()).data.from, "x");
   assert.deepEqual(await settle(two), []);
-  // Two pod hosts, same origin header: each pod's topics are its own.
+  // Two pods on their hosts: each pod's topics are its own.
   const port = t.server.port;
+  const hostA = `${labelOf("podAAAAAAAAA")}.localhost`;
+  const hostB = `${labelOf("podBBBBBBBBB")}.localhost`;
   const [podA, podB, podA2] = await Promise.all([
-    rawSocket(port, "/y-webrtc", `${labelOf("podAAAAAAAAA")}.localhost`),
-    rawSocket(port, "/y-webrtc", `${labelOf("podBBBBBBBBB")}.localhost`),
-    rawSocket(port, "/y-webrtc", `${labelOf("podAAAAAAAAA")}.localhost`),
+    rawSocket(port, "/y-webrtc", hostA, `http://${hostA}:${port}`),
+    rawSocket(port, "/y-webrtc", hostB, `http://${hostB}:${port}`),
+    rawSocket(port, "/y-webrtc", hostA, `http://${hostA}:${port}`),
   ]);
-  for (const pod of [podA, podB, podA2]) {
-    pod.send({ type: "subscribe", topics: ["room"] });
-  }
-  await sleep(100);
+  for (const pod of [podA, podB, podA2]) await rawSubscribe(pod, "room");
   podA.send({
     type: "publish",
     topic: "room",
@@ -393,10 +474,56 @@ test("compat: topics live in a namespace per origin, and per pod on a pod host",
   await closeAll(one, two, three);
 });
 
-test("compat: --compat none (or a list without a dialect) answers 404 there; allowedOrigins gates the dialects", async (api) => {
+test("compat: a page of another origin on a pod's host gets its own origin's rooms and ids, never the pod's", async (api) => {
+  await using t = await startServer(api, { podDomain: "localhost" });
+  const port = t.server.port;
+  const host = `${labelOf("podAAAAAAAAA")}.localhost`;
+  const own = `http://${host}:${port}`;
+  const evil = "https://evil.example";
+  // y-webrtc: the pod's room is not the other site's, on the pod's host
+  // or anywhere; the other site's room on the pod's host is its own.
+  const pod = await rawSocket(port, "/y-webrtc", host, own);
+  const intruder = await rawSocket(port, "/y-webrtc", host, evil);
+  const evilHome = await yClient(t, evil);
+  await rawSubscribe(pod, "room");
+  await rawSubscribe(intruder, "room");
+  await subscribe(evilHome, "room");
+  pod.send({
+    type: "publish",
+    topic: "room",
+    data: { type: "announce", from: "pod-peer" },
+  });
+  assert.equal((await pod.next()).clients, 1);
+  intruder.send({
+    type: "publish",
+    topic: "room",
+    data: { type: "announce", from: "evil-peer" },
+  });
+  const heard = await intruder.next();
+  assert.deepEqual([heard.data.from, heard.clients], ["evil-peer", 2]);
+  assert.equal((await evilHome.next()).data.from, "evil-peer");
+  // Nothing of the other site reached the pod, nothing of the pod the site.
+  pod.send({ type: "ping" });
+  assert.deepEqual(await pod.next(), { type: "pong" });
+  assert.deepEqual(await settle(evilHome), []);
+  for (const socket of [pod, intruder]) await socket.close();
+  await evilHome.close();
+  // PeerJS: an id taken first by another site on the pod's host stays the
+  // pod's to open.
+  const query = (token: string) =>
+    `/peerjs?key=peerjs&id=host-1&token=${token}`;
+  const squatter = await rawSocket(port, query("t-evil"), host, evil);
+  assert.deepEqual(await squatter.next(), { type: "OPEN" });
+  const owner = await rawSocket(port, query("t-pod"), host, own);
+  assert.deepEqual(await owner.next(), { type: "OPEN" });
+  assert.deepEqual((await health(t)).compat.peerjs, { sockets: 2, ids: 2 });
+  for (const socket of [squatter, owner]) await socket.close();
+});
+
+test("compat: --compat none (or a list without a dialect) answers 404 there, /ice too; allowedOrigins gates the dialects", async (api) => {
   {
     await using t = await startServer(api, { compat: [] });
-    for (const path of ["/y-webrtc", "/peerjs", "/peerjs/id"]) {
+    for (const path of ["/y-webrtc", "/peerjs", "/peerjs/id", "/ice"]) {
       const plain = await fetch(`${t.url}${path}`);
       await plain.body?.cancel();
       assert.equal(plain.status, 404, path);

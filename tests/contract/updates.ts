@@ -13,10 +13,12 @@ import {
   newSeed,
   putUpdate,
   signedPod,
+  updateHeaders,
   upload,
 } from "./_pods.ts";
 import { runCli, startServer, tempDir } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
+import { parseRawResponse, RawConnection } from "./_wire.ts";
 
 /** PUTs `body` to /ID as text/html, with `seed`'s Pod-Update-Signature. */
 function put(
@@ -235,6 +237,65 @@ test("updates: every upload refusal applies to PUT (media type, size, signature,
   await assertProblem(await fetch(`${broker.url}/${id}`), 410, "pod_deleted");
   denyList.replace({});
   assert.equal((await put(api, broker.url, id, changed, seed)).status, 200);
+});
+
+test("updates: a deny list reloaded while an update's body is in flight holds: 410 pod_deleted, and the pod stays down", async (api) => {
+  // Tells the test once the deny list has answered about the stored
+  // version: the update's check before its body.
+  let answered: ((contentSha256: string) => void) | null = null;
+  class WatchedDenyList extends api.DenyList {
+    override denies(record: { ownerPubkey: string; contentSha256: string }) {
+      const code = super.denies(record);
+      answered?.(record.contentSha256);
+      return code;
+    }
+  }
+  const denyList = new WatchedDenyList();
+  await using broker = await startServer(api, { denyList });
+  const { id, seed } = await publish(api, broker.url);
+  const { contentSha256 } = await (await fetch(`${broker.url}/${id}/meta`))
+    .json();
+  const v2 = await version(api, seed, "v2", "2026-01-02T00:00:00Z");
+  const headers = await updateHeaders(api, broker.url, id, v2, seed);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const checked = Promise.race([
+    new Promise<void>((resolve) => {
+      answered = (digest) => digest === contentSha256 && resolve();
+    }),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error("The update never asked the deny list")),
+        10_000,
+      );
+    }),
+  ]);
+  const conn = await RawConnection.open(broker.server.port);
+  try {
+    const half = Math.floor(v2.length / 2);
+    await conn.write(
+      `PUT /${id} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/html\r\n` +
+        `Content-Length: ${v2.length}\r\n` +
+        Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("") +
+        "Connection: close\r\n\r\n",
+    );
+    await conn.write(v2.subarray(0, half));
+    await checked.finally(() => clearTimeout(timer));
+    // The operator takes v1 down by its content (SIGHUP reloads the file
+    // the same way) while the rest of the body is on its way.
+    denyList.replace({ contents: [contentSha256] });
+    await conn.write(v2.subarray(half));
+    const answer = parseRawResponse(
+      await conn.readUntil((text) => parseRawResponse(text).complete),
+    );
+    assert.equal(answer.status, 410, answer.head);
+    assert.equal(JSON.parse(answer.body).code, "pod_deleted");
+  } finally {
+    await conn.close();
+  }
+  await assertProblem(await fetch(`${broker.url}/${id}`), 410, "pod_deleted");
+  // Nothing of v2 was stored: lifting the entry brings back v1.
+  denyList.replace({});
+  assert.match((await getText(`${broker.url}/${id}`)).text, /<p>v1<\/p>/);
 });
 
 test("updates: of two concurrent updates exactly one wins, the other is 409 stale_update", async (api) => {

@@ -25,7 +25,9 @@ const SIGNATURE_SHAPE = /^[A-Za-z0-9_-]{85}[AQgw]$/;
 /**
  * Handles an update. An unknown or deleted id, a pod the deny list hides by
  * its content, and a missing or malformed `Pod-Update-Signature` (or
- * `Pod-Update-Replaces`) are refused before a byte of the body is read.
+ * `Pod-Update-Replaces`) are refused before a byte of the body is read; the
+ * deny list is asked again once the body has arrived (`replacePod`), so a
+ * reload meanwhile holds.
  * The signature is checked for the version `Pod-Update-Replaces` names,
  * else the one stored when the request came; when that is not (or no
  * longer) the stored version, the update is 409 `stale_update`. The

@@ -1,18 +1,22 @@
 /**
- * What the two dialect hubs (`/y-webrtc`, `/peerjs`) share with each other
- * and with the hub of `/signal`: the live sockets and their origins, the
- * frame limit, the token bucket (a frame may cost several tokens), the
- * slow-reader rule, closing with a deadline, and how a refused frame is
- * counted. A dialect hub adds its own frames on top.
+ * What the dialect hubs (`/y-webrtc`, `/peerjs`) add to the broker's one
+ * {@linkcode SocketHub}: their name, their error frame and their metrics.
+ * A dialect hub is a {@linkcode SocketDialect}: the socket hub holds its
+ * sockets and keeps every shared rule (frame limit, rate, slow reader,
+ * close); the dialect hub adds its own frames on top, through the helpers
+ * below.
  *
  * @module
  */
 
 import type { Logger } from "../../_util/log.ts";
-import { CLOSE_CODES, closeWithDeadline } from "../close.ts";
-import { exceedsBytes } from "../messages.ts";
-import { type Bucket, RateLimit } from "../rate_limit.ts";
-import type { PeerSocket, SignalingLimits } from "../types.ts";
+import {
+  type HubSocket,
+  type SocketDialect,
+  type SocketEvents,
+  SocketHub,
+} from "../socket_hub.ts";
+import type { SignalingLimits } from "../types.ts";
 import type { CompatDialect } from "./limits.ts";
 
 /** What a dialect hub reports as it relays (a `Metrics` is one). */
@@ -41,30 +45,17 @@ export interface CompatHubOptions {
   logger?: Logger | undefined;
   /** Told of each relayed and each refused frame. */
   observer?: CompatObserver | undefined;
+  /** The broker's socket hub; a hub of its own when absent. */
+  sockets?: SocketHub | undefined;
 }
 
 /** What an adapter calls for one socket's events. */
-export interface CompatClient {
-  /** A frame arrived: text, or bytes for a binary frame. */
-  message(data: string | Uint8Array): void;
-  /** The socket closed (by either side); forgets it everywhere. Idempotent. */
-  closed(): void;
-}
+export type CompatClient = SocketEvents;
 
 /** A socket of a dialect hub. */
-export interface CompatSocket extends Bucket {
-  /** The socket. */
-  readonly socket: PeerSocket;
-  /** Its `Origin` header, or null. */
-  readonly origin: string | null;
+export interface CompatSocket extends HubSocket {
   /** The namespace of its topics or ids. */
   readonly namespace: string;
-  /** Whether it is being closed (nothing more is sent or read). */
-  closing: boolean;
-  /** Whether its close event came. */
-  gone: boolean;
-  /** The deadline of its closing handshake. */
-  closeTimer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** The fields every socket of a dialect hub starts with. */
@@ -76,7 +67,8 @@ export type CompatSocketInit = Pick<
 /**
  * The part of a dialect hub that is the same for both dialects.
  */
-export abstract class CompatHub<S extends CompatSocket> {
+export abstract class CompatHub<S extends CompatSocket>
+  implements SocketDialect<S> {
   /** The dialect, for the metrics. */
   abstract readonly dialect: CompatDialect;
   /** The limits. */
@@ -85,123 +77,77 @@ export abstract class CompatHub<S extends CompatSocket> {
   protected readonly logger: Logger | undefined;
   /** The observer. */
   protected readonly observer: CompatObserver | undefined;
-  #rate: RateLimit;
-  #live = new Set<S>();
-  #origins = new Map<string, number>();
-  #drained: (() => void)[] = [];
+  /** The socket hub that holds this dialect's sockets. */
+  readonly #sockets: SocketHub;
 
   /**
-   * @param options The limits, a logger and an observer.
+   * @param options The limits, a logger, an observer and the socket hub.
    */
   constructor(options: CompatHubOptions) {
     this.limits = options.limits;
     this.logger = options.logger;
     this.observer = options.observer;
-    this.#rate = new RateLimit(
-      this.limits.rateLimitBurst,
-      this.limits.rateLimitPerSecond,
-    );
+    this.#sockets = options.sockets ??
+      new SocketHub({ limits: options.limits, logger: options.logger });
   }
 
-  /** Open sockets. */
+  /** The dialect's name, as the socket hub counts its sockets. */
+  get name(): string {
+    return this.dialect;
+  }
+
+  /** Open sockets of this dialect. */
   get sockets(): number {
-    return this.#live.size;
+    return this.#sockets.socketsOf(this.dialect);
   }
 
   /** Live figures for `/health`: `sockets`, and the dialect's own. */
   abstract readonly stats: Record<string, number>;
 
-  /** The `Origin` values of the open sockets (unsorted, each once). */
-  get origins(): Iterable<string> {
-    return this.#origins.keys();
-  }
-
-  /** Closes every socket with 1001 (going away). */
-  closeAll(): void {
-    for (const state of this.#live) state.closing = true;
-    for (const state of this.#live) {
-      this.leave(state, true);
-      this.#closeSocket(state, CLOSE_CODES.goingAway, "Server shutting down");
-    }
-  }
-
-  /** Resolves once no socket is open. */
-  drained(): Promise<void> {
-    if (this.#live.size === 0) return Promise.resolve();
-    return new Promise((resolve) => this.#drained.push(resolve));
-  }
-
   /** The state every socket starts with, plus a full bucket. */
   protected initial(init: CompatSocketInit): CompatSocket {
     return {
-      ...this.#rate.bucket(),
-      ...init,
-      closing: false,
-      gone: false,
-      closeTimer: undefined,
+      ...this.#sockets.initial(init.socket, init.origin),
+      namespace: init.namespace,
     };
   }
 
   /** Registers a socket's state and returns the callbacks of its events. */
   protected register(state: S): CompatClient {
-    this.#live.add(state);
-    if (state.origin !== null) {
-      this.#origins.set(
-        state.origin,
-        (this.#origins.get(state.origin) ?? 0) + 1,
-      );
-    }
-    return {
-      message: (data) => this.#onMessage(state, data),
-      closed: () => this.#onClosed(state),
-    };
+    return this.#sockets.open(this, state);
+  }
+
+  /** @inheritdoc */
+  abstract text(state: S, text: string): void;
+
+  /** @inheritdoc */
+  abstract leave(state: S, shutdown: boolean): void;
+
+  /** @inheritdoc */
+  abstract errorFrame(code: string, message: string): string;
+
+  /** Counts a refusal sent as an error frame. */
+  refused(code: string): void {
+    this.observer?.compatRefused(this.dialect, code);
+  }
+
+  /** Counts a frame dropped, or a socket closed, by a limit. */
+  cut(code: string): void {
+    this.observer?.compatRefused(this.dialect, code);
   }
 
   /**
-   * Handles one text frame within the frame limit. It must take the
-   * frame's tokens (`takeTokens`) once, before it acts: one, or one for
-   * each socket the frame reaches.
-   */
-  protected abstract onText(state: S, text: string): void;
-
-  /**
-   * Forgets `state` everywhere (topics, ids). Idempotent.
-   *
-   * @param shutdown True when the broker is shutting down: the others are
-   * not told (the broker leaves, not they).
-   */
-  protected abstract leave(state: S, shutdown: boolean): void;
-
-  /** The dialect's frame for a refusal. */
-  protected abstract errorFrame(code: string, message: string): string;
-
-  /**
-   * Takes `cost` tokens for a frame; an empty bucket refuses it with one
-   * `rate_limited` notice, and a further burst of refused frames closes.
+   * Takes `cost` tokens for a frame (see {@linkcode SocketHub.take}).
    *
    * @returns True when the frame may go ahead.
    */
   protected takeTokens(state: S, cost: number): boolean {
-    const verdict = this.#rate.take(state, Date.now(), cost);
-    if (verdict === "warn") {
-      this.refuse(
-        state,
-        "rate_limited",
-        "Cannot accept the frame: too many messages, slow down",
-      );
-    } else if (verdict === "close") {
-      this.observer?.compatRefused(this.dialect, "rate_limited");
-      this.close(state, CLOSE_CODES.policyViolation, "Rate limit exceeded");
-    } else if (verdict === "drop") {
-      this.observer?.compatRefused(this.dialect, "rate_limited");
-    }
-    return verdict === "accept";
+    return this.#sockets.take(state, cost);
   }
 
   /** Counts a refusal and sends the dialect's error frame. */
   protected refuse(state: S, code: string, message: string): void {
-    this.observer?.compatRefused(this.dialect, code);
-    this.send(state, this.errorFrame(code, message));
+    this.#sockets.refuse(state, code, message);
   }
 
   /** Counts frames relayed to `count` sockets. */
@@ -209,76 +155,13 @@ export abstract class CompatHub<S extends CompatSocket> {
     if (count > 0) this.observer?.compatRelayed(this.dialect, count);
   }
 
-  /**
-   * Sends one frame; a socket whose unsent bytes pass `maxBufferedBytes` is
-   * closed with 1013, so that it cannot make the broker buffer without
-   * limit.
-   */
+  /** Sends one frame (see {@linkcode SocketHub.send}). */
   protected send(state: S, text: string): void {
-    if (state.closing) return;
-    try {
-      state.socket.send(text);
-    } catch {
-      return;
-    }
-    const buffered = state.socket.bufferedAmount?.() ?? 0;
-    if (buffered > this.limits.maxBufferedBytes) {
-      this.close(state, CLOSE_CODES.tryAgainLater, "Too slow to read");
-    }
+    this.#sockets.send(state, text);
   }
 
   /** Forgets the socket, then asks it to close. */
   protected close(state: S, code: number, reason: string): void {
-    if (state.closing) return;
-    state.closing = true;
-    this.leave(state, false);
-    this.#closeSocket(state, code, reason);
-  }
-
-  #closeSocket(state: S, code: number, reason: string): void {
-    state.closeTimer = closeWithDeadline(
-      state.socket,
-      code,
-      reason,
-      () => state.gone,
-      (error) => this.logger?.("debug", "Socket close failed", { error }),
-    );
-  }
-
-  #onMessage(state: S, data: string | Uint8Array): void {
-    if (state.closing) return;
-    if (exceedsBytes(data, this.limits.maxFrameBytes)) {
-      this.observer?.compatRefused(this.dialect, "frame_too_large");
-      this.close(state, CLOSE_CODES.messageTooBig, "Frame too large");
-      return;
-    }
-    if (typeof data !== "string") {
-      if (!this.takeTokens(state, 1)) return;
-      this.refuse(
-        state,
-        "bad_message",
-        "Cannot accept the frame: frames must be JSON text",
-      );
-      return;
-    }
-    this.onText(state, data);
-  }
-
-  #onClosed(state: S): void {
-    if (state.gone) return;
-    state.gone = true;
-    clearTimeout(state.closeTimer);
-    state.closing = true;
-    // After closeAll this is a no-op: it left already.
-    this.leave(state, false);
-    this.#live.delete(state);
-    if (state.origin !== null) {
-      const count = this.#origins.get(state.origin)! - 1;
-      if (count === 0) this.#origins.delete(state.origin);
-      else this.#origins.set(state.origin, count);
-    }
-    if (this.#live.size === 0) {
-      for (const resolve of this.#drained.splice(0)) resolve();
-    }
+    this.#sockets.close(state, code, reason);
   }
 }

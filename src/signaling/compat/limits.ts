@@ -61,12 +61,15 @@ export const MAX_PEERJS_QUEUED_BYTES: number = 64 * 1_024;
 export const MAX_PEERJS_CONTACTS = 256;
 
 /**
- * The namespace of a socket's topics and ids: on a pod host, the pod's
- * own; on the broker host, the request's `Origin` value (every pod there
- * has the same opaque origin, `null`, so they share one namespace).
+ * The namespace of a socket's topics and ids: the page's origin, the
+ * request's `Origin` value, wherever the socket arrived. A pod on its own
+ * host has its own origin, so its rooms and ids are its own; a page of
+ * another site that opens a socket to the pod's host lands in that site's
+ * namespace, never in the pod's (the `Host` names no namespace: any page
+ * can send a socket to any host, but a browser sets `Origin` itself). Every
+ * pod on the broker host has the same opaque origin, `null`, so they share
+ * one namespace.
  *
- * @param podId The pod whose host the socket came to, or null on the broker
- * host.
  * @param origin The `Origin` header, or null when absent.
  * @returns A namespace name.
  *
@@ -75,16 +78,12 @@ export const MAX_PEERJS_CONTACTS = 256;
  * import assert from "node:assert/strict";
  * import { namespaceOf } from "./limits.ts";
  *
- * assert.equal(namespaceOf("Ab12Cd34Ef56", "null"), "pod:Ab12Cd34Ef56");
- * assert.equal(namespaceOf(null, "null"), "origin:null");
- * assert.notEqual(namespaceOf(null, null), namespaceOf(null, ""));
+ * assert.equal(namespaceOf("https://a.pods.example"), "origin:https://a.pods.example");
+ * assert.equal(namespaceOf("null"), "origin:null");
+ * assert.notEqual(namespaceOf(null), namespaceOf(""));
  * ```
  */
-export function namespaceOf(
-  podId: string | null,
-  origin: string | null,
-): string {
-  if (podId !== null) return `pod:${podId}`;
+export function namespaceOf(origin: string | null): string {
   return origin === null ? "none" : `origin:${origin}`;
 }
 

@@ -111,7 +111,7 @@ export interface PeerJsHubOptions extends CompatHubOptions {
  * const client = hub.connect({ send: (t) => sent.push(t), close() {} }, null, "none", params);
  * assert.deepEqual(sent, ['{"type":"OPEN"}']);
  * client.closed();
- * hub.closeAll();
+ * hub.shutdown();
  * ```
  */
 export class PeerJsHub extends CompatHub<PSocket> {
@@ -135,9 +135,8 @@ export class PeerJsHub extends CompatHub<PSocket> {
     return { sockets: this.sockets, ids: this.#clients.size };
   }
 
-  /** Closes every socket with 1001, and lets every id go, untold. */
-  override closeAll(): void {
-    super.closeAll();
+  /** At shutdown, once every socket has left: lets every id go, untold. */
+  shutdown(): void {
     for (const client of [...this.#clients.values()]) this.#forget(client);
   }
 
@@ -188,7 +187,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
   }
 
   /** Handles one frame. */
-  protected onText(state: PSocket, text: string): void {
+  text(state: PSocket, text: string): void {
     if (!this.takeTokens(state, 1)) return;
     if (state.held === null) {
       this.#handle(state, text);
@@ -211,7 +210,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
   }
 
   /** PeerJS's error frame (its client gives up on it). */
-  protected errorFrame(code: string, message: string): string {
+  errorFrame(code: string, message: string): string {
     return JSON.stringify({ type: "ERROR", payload: { msg: message, code } });
   }
 
@@ -220,7 +219,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
    * {@linkcode PEERJS_WAIT_MS} for its token to come back (at shutdown it
    * goes at once, untold).
    */
-  protected leave(state: PSocket, shutdown: boolean): void {
+  leave(state: PSocket, shutdown: boolean): void {
     for (const waiting of [...state.waiting.values()]) this.#unwait(waiting);
     const client = state.client;
     state.client = null;

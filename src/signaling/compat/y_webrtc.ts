@@ -135,7 +135,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   }
 
   /** Handles one frame. */
-  protected onText(state: YSocket, text: string): void {
+  text(state: YSocket, text: string): void {
     // While a `from` is being claimed across brokers, the socket's next
     // frames wait (a few): every frame is answered in order.
     if (state.pending !== null) {
@@ -187,12 +187,12 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   }
 
   /** y-webrtc's client ignores frames of types it does not know. */
-  protected errorFrame(code: string, message: string): string {
+  errorFrame(code: string, message: string): string {
     return JSON.stringify({ type: "error", code, message });
   }
 
   /** Leaves every topic. */
-  protected leave(state: YSocket): void {
+  leave(state: YSocket): void {
     clearTimeout(state.subscribeTimer);
     state.subscribeTimer = undefined;
     for (const name of [...state.topics.keys()]) {
