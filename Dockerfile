@@ -5,6 +5,9 @@
 #   docker build -t pod-broker .
 #   buildah bud --format docker -t pod-broker .   (OCI format drops HEALTHCHECK)
 #   docker run -p 8080:8080 -v pod-data:/data pod-broker
+# On SIGTERM (docker stop) the broker drains its WebSockets over
+# --drain-seconds (30 by default) before it exits; docker and podman kill it
+# after 10 s unless run with --stop-timeout 45 (an image cannot set this).
 # The base is named in full, so that podman and buildah find it without a
 # short-name alias; BASE_IMAGE picks another (a mirror, or a local stand-in
 # built by scripts/base_image.sh).

@@ -8,11 +8,12 @@
 #
 #   scripts/base_image.sh [IMAGE]     # default docker.io/denoland/deno:2.9.6
 #
-# An image of that name already in local storage is kept (so a second run
-# takes a second); FORCE=1 rebuilds it. Needs root (debootstrap, chroot),
-# buildah and debootstrap. Environment: DEBIAN_MIRROR (default
+# An image of that name already in root's local storage is kept (so a second
+# run takes a second); FORCE=1 rebuilds it. Needs root (debootstrap, chroot),
+# buildah and debootstrap: run as a user, it runs itself again with sudo,
+# and without sudo it stops with exit 2. Environment: DEBIAN_MIRROR (default
 # http://deb.debian.org/debian), DENO_BINARY (a deno binary to use instead of
-# npm's).
+# npm's), FORCE.
 set -euo pipefail
 
 IMAGE="${1:-docker.io/denoland/deno:2.9.6}"
@@ -24,12 +25,19 @@ RECIPE=1
 
 say() { echo "base_image: $*" >&2; }
 
+# Root first: the image goes to root's storage, whoever runs this.
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null ||
+    { say "needs root (debootstrap and chroot): run it as root"; exit 2; }
+  say "needs root (debootstrap and chroot): running it with sudo"
+  exec sudo --preserve-env=DEBIAN_MIRROR,DENO_BINARY,FORCE "$0" "$@"
+fi
+
 stand_in=$(buildah inspect --type image --format '{{index .OCIv1.Config.Labels "org.pod-broker.stand-in"}}' "$IMAGE" 2>/dev/null) &&
   [ "${FORCE:-0}" != 1 ] && { [ "$stand_in" = "$RECIPE" ] || [ -z "$stand_in" ]; } && {
   say "$IMAGE is in local storage: kept (FORCE=1 rebuilds it)"
   exit 0
 }
-[ "$(id -u)" -eq 0 ] || { say "needs root (debootstrap and chroot)"; exit 2; }
 for tool in buildah debootstrap; do
   command -v "$tool" >/dev/null || { say "needs $tool"; exit 2; }
 done

@@ -60,11 +60,22 @@ export {
   type HubClient,
   type HubStats,
   SignalingHub,
+  type SignalPeer,
 } from "./signaling/hub.ts";
+export type {
+  HubSocket,
+  SocketDialect,
+  SocketEvents,
+} from "./signaling/socket_hub.ts";
+export { SocketHub } from "./signaling/socket_hub.ts";
+export type { Bucket } from "./signaling/rate_limit.ts";
+export type { Member } from "./signaling/membership.ts";
 export {
   type CandidateData,
   type ClientMessage,
+  type JoinProof,
   type SdpData,
+  type SealedData,
   SIGNAL_ERROR_CODES,
   type SignalData,
   type SignalErrorCode,

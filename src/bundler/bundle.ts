@@ -357,3 +357,36 @@ function isBuildFailure(error: unknown): error is esbuild.BuildFailure {
     (error as Partial<esbuild.BuildFailure>).errors,
   );
 }
+
+/**
+ * Bundles a browser module of this package (the webxdc runtime, say) into
+ * one classic script: minified and wrapped in a function, so that none of
+ * its names becomes a global of the page it is inlined into.
+ *
+ * @param entry The module, a `file:` URL.
+ * @returns The script's code.
+ * @throws {BundlerError} When esbuild cannot run, or the module (this
+ * package's own code) does not bundle.
+ */
+export async function bundleClassic(entry: URL): Promise<string> {
+  const bundler = await loadEsbuild();
+  try {
+    const result = await bundler.build({
+      entryPoints: [fileURLToPath(entry)],
+      bundle: true,
+      write: false,
+      minify: true,
+      format: "iife",
+      platform: "browser",
+      target: "es2022",
+      charset: "utf8",
+      logLevel: "silent",
+    });
+    return result.outputFiles.map((file) => file.text).join("");
+  } catch (error) {
+    throw new BundlerError(
+      `Cannot bundle '${entry.href}': ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}

@@ -43,16 +43,12 @@ import {
   withBundler,
 } from "./bundle.ts";
 import { pageWarnings, REMOTE_HINT } from "./check.ts";
+import { type ClassicOptions, classicScripts } from "./classic.ts";
 import { clientUrl } from "./client_url.ts";
 import { Confinement, OUTSIDE, OUTSIDE_HINT, type Problem } from "./confine.ts";
 import { iconEdit } from "./icon.ts";
 import * as declaration from "./permissions.ts";
-import {
-  classifyUrl,
-  cleanUrl,
-  findReferences,
-  type HtmlReference,
-} from "./html.ts";
+import { classifyUrl, cleanUrl, type HtmlReference } from "./html.ts";
 import {
   applyEdits,
   dataUrl,
@@ -72,7 +68,7 @@ import {
 export { type BuildProblem, BundlerError } from "./bundle.ts";
 
 /** Options of {@linkcode buildPod}. */
-export interface BuildPodOptions {
+export interface BuildPodOptions extends ClassicOptions {
   /** The author's 32-byte Ed25519 seed: when given, the output is signed. */
   seed?: Uint8Array;
   /** The manifest's display name (1 to 200 characters; needs `seed`). */
@@ -173,10 +169,13 @@ export async function buildPod(
   }
   const html = new TextDecoder().decode(read.bytes);
   const builder = new PageBuilder(page, { root, client, confinement });
-  const references = findReferences(html);
-  const reports = await withBundler(() =>
-    Promise.all(references.map((reference) => builder.edit(reference)))
-  );
+  const classic = await classicScripts(html, page, confinement, options);
+  const reports = [
+    classic,
+    ...await withBundler(() =>
+      Promise.all(classic.rest.map((reference) => builder.edit(reference)))
+    ),
+  ];
   const problems = reports.flatMap((report) => report.problems);
   if (problems.length > 0) throw new BuildError(entry, problems);
   const icon = iconEdit(html);

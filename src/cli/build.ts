@@ -5,19 +5,15 @@
  * @module
  */
 
-import { writeFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
-import process from "node:process";
+import { fileProblem } from "./input.ts";
 import { onePositional, parse, readKey, stderr } from "./io.ts";
 import { displayPath, findPodFolder, isInside } from "./pod_folder.ts";
+import { folderKey } from "./trusted_folders.ts";
+import { failureCode, writePod } from "./pod_output.ts";
 import { UsageError } from "./usage_error.ts";
-import {
-  BuildError,
-  buildPod,
-  type BuildPodOptions,
-  BundlerError,
-} from "../bundler/mod.ts";
-import { PodError } from "../pod/errors.ts";
+import { BuildError, buildPod, type BuildPodOptions } from "../bundler/mod.ts";
 import { parsePermissionList } from "../bundler/permissions.ts";
 import { POD_PERMISSIONS } from "../serving/permissions.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
@@ -50,12 +46,17 @@ export async function runBuild(args: string[]): Promise<number> {
       permissions: { type: "string" },
     }, true);
     const entry = onePositional(positionals, "build", "ENTRY.html");
+    await access(entry).catch((error) => {
+      throw new UsageError(`Cannot build '${entry}': ${fileProblem(error)}`);
+    });
     const folder = dirname(resolve(entry));
-    // Without --key, the key (and name) the pod folder's deno.json names.
+    // Without --key, the key (and name) the pod folder's deno.json names,
+    // if the user vouched for that folder (init or trust).
     const settings = values.key === undefined
       ? await findPodFolder(folder)
       : undefined;
-    const key = values.key ?? settings?.key;
+    const fromFolder = await folderKey(settings);
+    const key = values.key ?? fromFolder;
     if (key === undefined) {
       if (values.name !== undefined || values["created-at"]) {
         throw new UsageError(
@@ -96,40 +97,13 @@ export async function runBuild(args: string[]): Promise<number> {
     for (const warning of [...dropped, ...warnings]) {
       stderr(`pod-broker: warning: ${oneLine(warning)}\n`);
     }
-    if (values.out === undefined) {
-      await writeStdout(html);
-    } else {
-      await writeFile(values.out, html).catch((error) => {
-        throw new UsageError(
-          `Cannot write the pod to '${values.out}': ${error.code ?? error}`,
-        );
-      });
-      stderr(
-        `pod-broker: built ${values.out} (${
-          html.length.toLocaleString("en")
-        } bytes)${options.seed ? ", signed" : ""}${
-          settings?.key ? ` with ${displayPath(settings.key)}` : ""
-        }\n`,
-      );
-    }
+    await writePod(html, values.out, {
+      verb: "built",
+      signed: options.seed !== undefined,
+      more: fromFolder ? ` with ${displayPath(fromFolder)}` : "",
+    });
     return 0;
   } catch (error) {
-    if (error instanceof BuildError || error instanceof PodError) {
-      stderr(`pod-broker: ${oneLine(error.message)}\n`);
-      return 2;
-    }
-    if (error instanceof BundlerError) {
-      // The machine, not the input: exit 1, still on one line.
-      stderr(`pod-broker: ${oneLine(error.message)}\n`);
-      return 1;
-    }
-    throw error;
+    return failureCode(error, [BuildError]);
   }
-}
-
-/** Writes bytes to standard output and waits until they are flushed. */
-async function writeStdout(bytes: Uint8Array): Promise<void> {
-  await new Promise<void>((done, fail) =>
-    process.stdout.write(bytes, (error) => error ? fail(error) : done())
-  );
 }

@@ -29,7 +29,9 @@ export type Command =
   | "verify"
   | "publish"
   | "build"
+  | "import"
   | "init"
+  | "trust"
   | "dev"
   | "list"
   | "delete";
@@ -79,9 +81,11 @@ A file signed already is sent as it is. With --key FILE it is signed (again)
 with that key first, with the time of signing as createdAt and its name kept
 unless --name is given; a file signed by another key needs --new-owner to be
 re-signed. A page never signed, without --key, is signed with the key a
-pod folder's deno.json names ('pod-broker init'; the folder of POD.html or
-one above it), else with a fresh key that is then thrown away: the pod can
-never be updated.
+pod folder's deno.json names (the folder of POD.html or one above it), if
+'pod-broker init' made that folder or 'pod-broker trust' confirmed it (a
+folder that names a key without that is refused), else with a fresh key
+that is then thrown away: the pod can never be updated. POD.html may be -
+or /dev/stdin (standard input, read once); an empty page is refused.
 With --update ID it replaces pod ID (PUT /ID) and keeps its URL: --key is
 needed (else the folder's key), the key that published ID. The file is
 re-signed with the time of signing (its name kept, else the stored pod's),
@@ -100,7 +104,8 @@ anything is uploaded, on bad usage.`,
 fonts, media, WebAssembly) as one self-contained HTML file: to FILE with
 --out, else to standard output. With --key (a PKCS#8 PEM Ed25519 key, as
 'pod-broker keygen' writes), or the key a pod folder's deno.json names
-('pod-broker init'), the output is a signed pod, its createdAt the time of
+(only in a folder 'pod-broker init' made or 'pod-broker trust' confirmed;
+elsewhere such a folder is refused), the output is a signed pod, its createdAt the time of
 the build; --name sets its name. --permissions camera,microphone writes
 <meta name="pod-permissions"> first in the head: the features the pod asks
 for on its own origin, of
@@ -112,6 +117,22 @@ is never inlined.`,
     run: // Serving never loads the bundler (esbuild, parse5).
       async (args) => (await import("./build.ts")).runBuild(args),
   },
+  import: {
+    synopsis:
+      "pod-broker import APP.xdc|DIR [--out FILE] [--key FILE] [--name NAME]",
+    summary: "build a webxdc app into a pod",
+    details:
+      `Builds a webxdc app (a .xdc zip, or the folder of its files) as 'build'
+builds a page, to FILE with --out, else to standard output: its
+<script src="webxdc.js"> becomes the pod's webxdc runtime (updates shared peer
+to peer among the visitors of one link), classic scripts are inlined as they
+are, and /assets/... paths resolve at the bundle's root. With --key the pod is
+signed, named by --name or the manifest.toml's name. The bundle is bounded:
+50 MiB inflated, 4,096 entries, no entry outside it, no entry inflating more
+than 100 times its size. Exit 2 with one line when it is not a zip, has no
+index.html, or breaks a bound.`,
+    run: async (args) => (await import("./import.ts")).runImport(args),
+  },
   init: {
     synopsis: "pod-broker init [DIR] [--key FILE]",
     summary: "make a pod folder ready for dev and build",
@@ -119,12 +140,28 @@ is never inlined.`,
       `Writes index.html, app.ts, style.css and deno.json into DIR (the current
 folder by default; it must be empty or missing). deno.json maps
 pod-broker/client to the client build bundles, with its types, so 'deno
-check app.ts' works, and names the author key in its "pod" member, so build,
-dev and publish sign without --key. The key lives outside the folder: FILE
+check app.ts' works, and names the author key in its "pod" member; the
+folder is recorded in the user's configuration folder (folders.json, beside
+keys/), so build and publish there sign with that key without --key. The
+key lives outside the folder: FILE
 with --key, else $XDG_CONFIG_HOME/pod-broker/keys/author.pem
 (~/.config/pod-broker/keys/author.pem), made on first use (mode 0600) and
 reused after. Exit 2 when DIR is not empty.`,
     run: async (args) => (await import("./init.ts")).init(args),
+  },
+  trust: {
+    synopsis: "pod-broker trust [DIR]",
+    summary: "let build and publish sign with the key a pod folder names",
+    details:
+      `Confirms that DIR (the current folder by default) is your pod folder: build
+and publish there then sign with the key its deno.json names in "pod.key",
+without --key. A folder 'pod-broker init' made needs no confirming; one you
+copied, cloned or downloaded does, since anyone can write a deno.json that
+names your key. Prints the key and its public key. The record is
+$XDG_CONFIG_HOME/pod-broker/folders.json (~/.config/pod-broker/folders.json),
+by the folder's real path: a moved folder needs confirming again. Exit 2
+when DIR has no deno.json with a "pod" member naming a key that can be read.`,
+    run: async (args) => (await import("./trust.ts")).trust(args),
   },
   dev: {
     synopsis:
@@ -132,8 +169,9 @@ reused after. Exit 2 when DIR is not empty.`,
     summary: "serve a pod folder live: rebuilt on save, open tabs reload",
     details:
       `Runs a local broker (memory registry) that builds ENTRY.html (DIR/index.html;
-the current folder by default), signs it with the folder's key (a throwaway
-one without) and serves it as a published pod, with the same headers: on its
+the current folder by default), signs it with a throwaway key made for this
+run (never the folder's key: its page could read what that key signed) and
+serves it as a published pod, with the same headers: on its
 own origin, http://LABEL.localhost:PORT/, or with --opaque at /ID on the
 broker's host, as a broker without --pod-domain does. Every save rebuilds
 it and open tabs reload; a build error shows in the terminal and in the

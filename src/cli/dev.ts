@@ -31,8 +31,9 @@ import { verifyPod } from "../pod/verify.ts";
 import type { Registry } from "../registries/types.ts";
 import { MemoryRegistry } from "../registries/memory.ts";
 import { buildForDev, reloadScript, signForDev } from "./dev_pod.ts";
-import { parse, readKey, stderr } from "./io.ts";
-import { displayPath, findPodFolder } from "./pod_folder.ts";
+import { parse, stderr } from "./io.ts";
+import { findPodFolder } from "./pod_folder.ts";
+import { portInUseLine } from "./serve_flags.ts";
 import type { CreateSignalServer } from "./server_factory.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -83,9 +84,9 @@ async function serveFolder(
   const folder = dirname(entry);
   const port = portOf(values.port);
   const settings = await findPodFolder(folder);
-  const seed = settings?.key
-    ? await readKey(settings.key)
-    : (await generateKeyPair()).seed;
+  // Never the author's key: a folder is anyone's to write, and its page
+  // can read its own signed bytes. A key of this run signs every version.
+  const { seed } = await generateKeyPair();
   const script = await reloadScript(entry);
   const registry = new MemoryRegistry();
   const server = await listen(createSignalServer, {
@@ -115,9 +116,9 @@ async function serveFolder(
     watcher = watchFolder(folder, rebuild, first);
     await first;
     stderr(
-      `pod-broker dev: serving ${entry}, signed with ${
-        settings?.key ? displayPath(settings.key) : "a throwaway key"
-      }${values.opaque ? ", on the broker's host (--opaque)" : ""}\n`,
+      `pod-broker dev: serving ${entry}, signed with a throwaway key${
+        values.opaque ? ", on the broker's host (--opaque)" : ""
+      }\n`,
     );
     process.stdout.write(`${await podUrl(server, id)}#${DEV_ROOM}\n`);
     stderr(
@@ -213,7 +214,9 @@ async function listen(
   } catch (error) {
     if (!(error instanceof OptionError)) throw error;
     throw new UsageError(
-      `Cannot listen on port ${options.port}: ${error.message} (--port N)`,
+      /^is in use\b/.test(error.reason)
+        ? portInUseLine(options.port ?? DEV_PORT, "port")
+        : `Cannot listen on port ${options.port}: ${error.reason} (--port N)`,
     );
   }
 }

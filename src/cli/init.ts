@@ -4,7 +4,9 @@
  * and a `deno.json` that maps `pod-broker/client` to the client `build`
  * bundles, with its types, so `deno check app.ts` passes in the folder.
  * The author key is made, or reused, outside the folder (see
- * `pod_folder.ts`), and `deno.json` names it.
+ * `pod_folder.ts`), `deno.json` names it, and the folder is recorded as
+ * one the user made (see `trusted_folders.ts`), so that `build` and
+ * `publish` there sign with it.
  *
  * @module
  */
@@ -24,6 +26,7 @@ import {
 } from "./pod_folder.ts";
 import { UsageError } from "./usage_error.ts";
 import { initFiles } from "./init_files.ts";
+import { trustFolder } from "./trusted_folders.ts";
 
 /**
  * `init [DIR] [--key FILE]`: writes the pod folder DIR (the current folder
@@ -65,6 +68,8 @@ export async function init(args: string[]): Promise<number> {
   for (const [file, text] of Object.entries(files)) {
     await writeFile(join(dir, file), text, { flag: "wx" });
   }
+  // Recorded outside the folder: only folders made here sign with the key.
+  await trustFolder(dir, key.path);
   return print(
     `Made ${dir}: ${Object.keys(files).join(", ")}
 Author key: ${displayPath(key.path)} (${

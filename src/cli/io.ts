@@ -1,6 +1,7 @@
 /**
  * Small input/output helpers shared by the CLI's commands: argument
- * parsing, reading files with one-line errors, printing.
+ * parsing, reading keys with one-line errors, printing (a command's input
+ * file is read by `input.ts`).
  *
  * @module
  */
@@ -9,6 +10,7 @@ import { readFile } from "node:fs/promises";
 import process from "node:process";
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { decodePrivateKeyPem } from "../pod/keys.ts";
+import { fileProblem } from "./input.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** What {@linkcode parse} returns for the flags `T`. */
@@ -89,17 +91,6 @@ export function onePositional(
   return positionals[0]!;
 }
 
-/** A file's bytes, or a {@linkcode UsageError} naming it. */
-export async function readBytes(path: string): Promise<Uint8Array> {
-  try {
-    return new Uint8Array(await readFile(path));
-  } catch (error) {
-    throw new UsageError(
-      `Cannot read '${path}': ${(error as { code?: string }).code ?? error}`,
-    );
-  }
-}
-
 /** Writes `text` to standard output; returns exit code 0. */
 export function print(text: string): number {
   process.stdout.write(text);
@@ -120,11 +111,11 @@ export async function readKey(path: string): Promise<Uint8Array> {
   try {
     text = await readFile(path, "utf8");
   } catch (error) {
-    const code = (error as { code?: string }).code;
+    const missing = (error as { code?: string }).code === "ENOENT";
     throw new UsageError(
-      code === "ENOENT"
-        ? `Cannot read key '${path}': no such file: create one with pod-broker keygen --out FILE`
-        : `Cannot read key '${path}': ${code}`,
+      `Cannot read key '${path}': ${fileProblem(error)}${
+        missing ? ": create one with pod-broker keygen --out FILE" : ""
+      }`,
     );
   }
   try {

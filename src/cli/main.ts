@@ -18,6 +18,7 @@ import { type CreateSignalServer, serve } from "./serve.ts";
 import { UsageError } from "./usage_error.ts";
 import { asksForHelp, commandHelp, COMMANDS, isCommand } from "./commands.ts";
 import { runtimeProblem } from "./runtime_check.ts";
+import { suggest } from "./suggest.ts";
 import { missingPermission, permissionLine } from "./permission.ts";
 import { oneLine } from "../_util/text.ts";
 
@@ -46,6 +47,9 @@ export async function runCli(
         ? print(commandHelp(command))
         : await COMMANDS[command].run(rest, createSignalServer);
     }
+    if (command !== undefined && command !== "serve" && !/^-/.test(command)) {
+      throw unknownCommand(command);
+    }
     return await serve(command === "serve" ? rest : args, createSignalServer);
   } catch (error) {
     if (error instanceof UsageError) {
@@ -70,4 +74,18 @@ export async function runCli(
     if (stack) stderr(`${stack}\n`);
     return 1;
   }
+}
+
+/**
+ * A first word that names no command (`serve` takes no word): the nearest
+ * command when it looks like a typo ("did you mean publish?"), else the list.
+ */
+function unknownCommand(word: string): UsageError {
+  const commands = ["serve", ...Object.keys(COMMANDS)];
+  const near = suggest(word, commands);
+  return new UsageError(
+    `Unknown command '${word}': ${
+      near ? `did you mean ${near}?` : `the commands are ${commands.join(", ")}`
+    }`,
+  );
 }

@@ -3,9 +3,11 @@
  * `pod-broker init` writes it): the path of the author's key, which lives
  * outside the folder (by default in the per-user configuration folder,
  * `$XDG_CONFIG_HOME/pod-broker/keys/`, else `~/.config/pod-broker/keys/`),
- * and the pod's name. `build`, `dev` and `publish` read them when no
- * `--key` is given, so the key is never copied into the folder that
- * `build` turns into a public page.
+ * and the pod's name. `build` and `publish` sign with that key when no
+ * `--key` is given, and only in a folder the user vouched for (see
+ * `trusted_folders.ts`: anyone can write a `deno.json`); `dev` reads the
+ * name alone. The key is never copied into the folder that `build` turns
+ * into a public page.
  *
  * ```json
  * { "pod": { "key": "~/.config/pod-broker/keys/author.pem", "name": "my-pod" } }

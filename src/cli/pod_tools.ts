@@ -15,14 +15,8 @@ import { PodError } from "../pod/errors.ts";
 import { encodePrivateKeyPem } from "../pod/keys.ts";
 import { verifyPod } from "../pod/verify.ts";
 import { oneLine } from "../_util/text.ts";
-import {
-  onePositional,
-  parse,
-  print,
-  readBytes,
-  readKey,
-  stderr,
-} from "./io.ts";
+import { onePositional, parse, print, readKey, stderr } from "./io.ts";
+import { readInput, readPage } from "./input.ts";
 import { signFile } from "./sign_file.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -68,7 +62,7 @@ export async function signCommand(args: string[]): Promise<number> {
   if (values.key === undefined) throw new UsageError("sign needs --key FILE");
   const input = onePositional(positionals, "sign");
   const seed = await readKey(values.key);
-  const pod = await signFile(input, seed, values);
+  const pod = await signFile(await readPage(input, "sign"), seed, values);
   if (values.out === undefined) process.stdout.write(pod);
   else {
     await writeFile(values.out, pod).catch((error) => {
@@ -87,7 +81,7 @@ export async function verifyCommand(args: string[]): Promise<number> {
   const { positionals } = parse(args, {}, true);
   const input = onePositional(positionals, "verify");
   try {
-    const bytes = await readBytes(input);
+    const { bytes } = await readInput(input);
     const { manifest, contentSha256 } = await verifyPod(bytes);
     // Loaded here: the declaration is read with the HTML parser.
     const { readDeclaration } = await import(

@@ -18,15 +18,10 @@ import {
   UPDATE_SIGNATURE_HEADER,
 } from "../pod/update.ts";
 import { verifyPod } from "../pod/verify.ts";
-import {
-  onePositional,
-  parse,
-  print,
-  readBytes,
-  readKey,
-  stderr,
-} from "./io.ts";
+import { type Input, readPage } from "./input.ts";
+import { onePositional, parse, print, readKey, stderr } from "./io.ts";
 import { findPodFolder } from "./pod_folder.ts";
+import { folderKey } from "./trusted_folders.ts";
 import { signedState, signFile } from "./sign_file.ts";
 import { UsageError } from "./usage_error.ts";
 
@@ -59,17 +54,24 @@ export async function publish(args: string[]): Promise<number> {
   if (update !== undefined && !isPodId(update)) {
     throw new UsageError(`Cannot use --update '${update}': not a pod id`);
   }
-  const input = onePositional(positionals, "publish");
   const base = brokerUrl(values.broker);
-  // The key a pod folder's deno.json names (pod-broker init) signs where a
-  // key is needed and none is given: a page never signed, and an update.
-  const folderKey = values.key === undefined
-    ? (await findPodFolder(dirname(resolve(input))))?.key
-    : undefined;
+  const input = await readPage(
+    onePositional(positionals, "publish"),
+    "publish",
+  );
+  // The key a pod folder's deno.json names, if the user vouched for that
+  // folder (init or trust), signs where a key is needed and none is given:
+  // a page never signed, and an update. Read only then.
+  const keyOfFolder = async () =>
+    values.key ?? await folderKey(
+      input.path === "-"
+        ? undefined
+        : await findPodFolder(dirname(resolve(input.path))),
+    );
   if (update === undefined) {
-    return await upload(input, base, values, folderKey);
+    return await upload(input, base, values, keyOfFolder);
   }
-  const key = values.key ?? folderKey;
+  const key = await keyOfFolder();
   if (key === undefined) {
     throw new UsageError(
       `Cannot update pod '${update}' without --key FILE: the key that published it signs the statement that binds the new version to this pod`,
@@ -80,25 +82,26 @@ export async function publish(args: string[]): Promise<number> {
 
 /**
  * `POST /pods`: the file as signed, or signed now (with `--key`, else a
- * page never signed with the folder's key, else with a fresh one).
+ * page never signed with its folder's key, else with a fresh one).
  */
 async function upload(
-  input: string,
+  input: Input,
   base: URL,
   flags: PublishFlags,
-  folderKey: string | undefined,
+  keyOfFolder: () => Promise<string | undefined>,
 ): Promise<number> {
   let pod = flags.key === undefined
     ? await asSigned(input, flags)
     : await signFile(input, await readKey(flags.key), flags);
-  const fresh = pod === null && folderKey === undefined;
-  pod ??= await signFile(
-    input,
-    folderKey === undefined
+  let fresh = false;
+  if (pod === null) {
+    const key = await keyOfFolder();
+    fresh = key === undefined;
+    const seed = key === undefined
       ? (await generateKeyPair()).seed
-      : await readKey(folderKey),
-    flags,
-  );
+      : await readKey(key);
+    pod = await signFile(input, seed, flags);
+  }
   const body = await send(new URL("pods", base), "POST", pod, {}, "upload");
   if (body === null) return 1;
   if (fresh) {
@@ -117,20 +120,19 @@ async function upload(
  * `--name` without the key to sign it.
  */
 async function asSigned(
-  input: string,
+  { path, bytes }: Input,
   flags: PublishFlags,
 ): Promise<Uint8Array | null> {
-  const bytes = await readBytes(input);
   const state = await signedState(bytes);
   if (state.publicKey === null) return null;
   if (state.invalid !== null) {
     throw new UsageError(
-      `Cannot publish '${input}' as signed: ${state.invalid}; sign it again with --key FILE`,
+      `Cannot publish '${path}' as signed: ${state.invalid}; sign it again with --key FILE`,
     );
   }
   if (flags.name !== undefined) {
     throw new UsageError(
-      `Cannot set --name of '${input}' without --key FILE: it is signed, and its name is part of what was signed`,
+      `Cannot set --name of '${path}' without --key FILE: it is signed, and its name is part of what was signed`,
     );
   }
   return bytes;
@@ -142,7 +144,7 @@ async function asSigned(
  * says is stored now.
  */
 async function replace(
-  input: string,
+  input: Input,
   base: URL,
   id: string,
   keyFile: string,

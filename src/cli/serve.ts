@@ -1,8 +1,9 @@
 /**
  * The `serve` command (the default): flags to options, the registry and the
  * bus opened, the server started, then SIGHUP reloads the deny list and
- * SIGINT or SIGTERM stops it all. A setup problem (a port in use, a data
- * directory that is a file) is the user's to fix: a {@linkcode UsageError}.
+ * SIGINT or SIGTERM drains the sockets (`--drain-seconds`) and stops it
+ * all. A setup problem (a port in use, a data directory that is a file) is
+ * the user's to fix: a {@linkcode UsageError}.
  *
  * @module
  */
@@ -115,13 +116,21 @@ export async function serve(
     );
   };
   if (denyList) process.on("SIGHUP", reload);
-  const signal = await new Promise<string>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
+  // The listeners stay through the drain: a second signal changes nothing
+  // (the window bounds it), where the runtime's default would end the
+  // process at once, with the sockets left open.
+  const stop = Promise.withResolvers<string>();
+  const onInt = () => stop.resolve("SIGINT");
+  const onTerm = () => stop.resolve("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  const signal = await stop.promise;
   process.off("SIGHUP", reload);
+  // close() drains: /health says so, and the sockets go over the window.
   jsonLogger("info", "Shutting down", { signal });
   await server.close();
+  process.off("SIGINT", onInt);
+  process.off("SIGTERM", onTerm);
   await bus?.close();
   await registry.close?.();
   return 0;

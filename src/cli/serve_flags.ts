@@ -26,7 +26,7 @@ import {
 } from "../config/options.ts";
 import type { Bus } from "../signaling/bus/mod.ts";
 import { parse } from "./io.ts";
-import { suggestFlag } from "./suggest.ts";
+import { suggest } from "./suggest.ts";
 import { UsageError } from "./usage_error.ts";
 import { missingPermission } from "./permission.ts";
 
@@ -81,7 +81,7 @@ export function parseServeArgs(
       const name = arg.slice(2).split("=", 1)[0]!;
       const spec = config[name];
       if (spec === undefined) {
-        const near = suggestFlag(name, known);
+        const near = suggest(name, known);
         throw new UsageError(
           `Unknown option '--${name}'${
             near ? `: did you mean --${near}?` : ""
@@ -91,7 +91,7 @@ export function parseServeArgs(
       // The value after a flag that takes one is not a flag.
       if (spec.type === "string" && !arg.includes("=")) i++;
     } else if (/^-[^-\d]./.test(arg) && !isShortCluster(arg, config)) {
-      const near = suggestFlag(arg.slice(1).split("=", 1)[0]!, known);
+      const near = suggest(arg.slice(1).split("=", 1)[0]!, known);
       throw new UsageError(
         `Unknown option '${arg}': a long flag takes two dashes${
           near ? `; did you mean --${near}?` : ""
@@ -301,6 +301,18 @@ function cliRow<
 }
 
 /**
+ * The line for a port another program listens on, the same for `serve`
+ * (on either runtime) and `dev`: it names the port and the flag to change.
+ *
+ * @param port The port.
+ * @param flag The flag that sets it, without dashes.
+ * @returns The message.
+ */
+export function portInUseLine(port: number | string, flag: string): string {
+  return `Cannot start: port ${port} is in use by another program: choose another with --${flag}`;
+}
+
+/**
  * The one-line CLI message for a bad option: it names the flag, and the
  * text given (never a secret's).
  *
@@ -324,6 +336,9 @@ export function describeOptionError(
   });
   const row = table.find((row) => row.key === error.key)!;
   const text = given.get(error.key);
+  if (/^is in use\b/.test(error.reason)) {
+    return portInUseLine(text ?? String(row.default), `${flag}`);
+  }
   if (text === undefined) {
     const source = row.env ? `--${flag} or env ${row.env}` : `--${flag}`;
     return `Cannot start: ${source} ${reason}`;

@@ -14,7 +14,8 @@ import { PodError } from "../pod/errors.ts";
 import { parsePod } from "../pod/format.ts";
 import { signPod, type SignPodOptions } from "../pod/sign.ts";
 import { verifyPod } from "../pod/verify.ts";
-import { readBytes, stderr } from "./io.ts";
+import type { Input } from "./input.ts";
+import { stderr } from "./io.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** What a file's manifest slot holds, read without trusting it. */
@@ -69,10 +70,10 @@ export interface SignFlags {
 }
 
 /**
- * Signs the file at `input` with `seed`, after warning about what will
- * break it on a broker. The manifest gets the time of this signing as
- * `createdAt`, and keeps its old name (else `keptName`) unless `--name` is
- * given. A file
+ * Signs the page `input` (read once by the caller: a pipe cannot be read
+ * twice) with `seed`, after warning about what will break it on a broker.
+ * The manifest gets the time of this signing as `createdAt`, and keeps its
+ * old name (else `keptName`) unless `--name` is given. A file
  * signed by another key is refused unless `--new-owner` is given: the
  * pod's updates need the key that signed it, so changing it must be
  * meant.
@@ -82,11 +83,10 @@ export interface SignFlags {
  * pod without `--new-owner`.
  */
 export async function signFile(
-  input: string,
+  { path: input, bytes }: Input,
   seed: Uint8Array,
   flags: SignFlags,
 ): Promise<Uint8Array> {
-  const bytes = await readBytes(input);
   const before = await signedState(bytes);
   const key = encodeBase64Url(await publicKeyFromSeed(seed));
   if (

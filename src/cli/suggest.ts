@@ -1,6 +1,6 @@
 /**
- * "Did you mean …?" for a mistyped flag: the nearest known flag by edit
- * distance, when it is near enough to be a typo.
+ * "Did you mean …?" for a mistyped flag or command: the nearest known word
+ * by edit distance, when it is near enough to be a typo.
  *
  * @module
  */
@@ -41,33 +41,33 @@ export function editDistance(a: string, b: string): number {
 }
 
 /**
- * The known flag nearest to `word`, if it is at most two edits away (the
- * first in `known` order on a tie).
+ * The known word nearest to `word`, if it is at most two edits away (the
+ * first in `known` order on a tie): a flag (without dashes) or a command.
  *
- * @param word The flag given, without dashes.
- * @param known The flags that exist, without dashes.
+ * @param word The flag (without dashes) or command given.
+ * @param known The flags (without dashes) or commands that exist.
  * @returns The suggestion, or undefined.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { suggestFlag } from "./suggest.ts";
+ * import { suggest } from "./suggest.ts";
  *
- * assert.equal(suggestFlag("prot", ["port", "hostname"]), "port");
- * assert.equal(suggestFlag("bogus", ["port", "hostname"]), undefined);
+ * assert.equal(suggest("prot", ["port", "hostname"]), "port");
+ * assert.equal(suggest("bogus", ["port", "hostname"]), undefined);
  * ```
  */
-export function suggestFlag(
+export function suggest(
   word: string,
   known: readonly string[],
 ): string | undefined {
   if (word.length > MAX_LENGTH) return undefined;
   let best: string | undefined;
   let bestDistance = MAX_DISTANCE + 1;
-  for (const flag of known) {
-    const distance = editDistance(word, flag);
+  for (const candidate of known) {
+    const distance = editDistance(word, candidate);
     if (distance < bestDistance) {
-      best = flag;
+      best = candidate;
       bestDistance = distance;
     }
   }

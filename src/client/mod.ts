@@ -93,7 +93,8 @@
  * @module
  */
 
-export { type JoinOptions, joinRoom, Room, type SendOptions } from "./room.ts";
+export { type JoinOptions, Room, type SendOptions } from "./room.ts";
+export { joinRoom } from "./join.ts";
 export {
   type ConnectionInfo,
   RoomEvent,

@@ -6,62 +6,27 @@
  */
 
 import { CONTROL, idOf, LAST, Link, signature, TEXT } from "./negotiation.ts";
-import { type BrokerFrame, Signaling } from "./socket.ts";
+import { type BrokerFrame, type SignalData, Signaling } from "./socket.ts";
+import { decoder, encoder, type RoomKeys, roomKeys } from "./private.ts";
 import { Media } from "./media.ts";
 import { spend } from "./budget.ts";
-import { defaultSession, defaultUrl, SESSION } from "./session.ts";
+import { defaultSession, defaultUrl, privateSecret } from "./session.ts";
+import { SESSION } from "./session.ts";
 import {
   type ConnectionInfo,
   RoomEvent,
   type RoomEventType,
 } from "./events.ts";
+import type { JoinOptions, SendOptions } from "./room_options.ts";
 
-/** Options of {@linkcode joinRoom}. */
-export interface JoinOptions {
-  /**
-   * The session: 1 to 128 characters of `[A-Za-z0-9_-]`.
-   * @default {the URL fragment; a fresh one, written to `location.hash`, when it has none}
-   */
-  session?: string;
-  /**
-   * The broker's signaling URL.
-   * @default {`/signal` on the page's own host, `wss:` under `https:`}
-   */
-  url?: string;
-  /**
-   * More settings for each `RTCPeerConnection` (e.g. `iceTransportPolicy`);
-   * its `iceServers` come before the broker's.
-   */
-  rtc?: RTCConfiguration;
-  /**
-   * The largest message accepted from a peer, in bytes: a peer whose
-   * message grows past it has its link closed (`peerleave`). Sending more
-   * than it throws, as other peers would close the link.
-   * @default {16 MiB}
-   */
-  maxMessageBytes?: number;
-  /**
-   * The room's receive budget: the most its links may hold together of
-   * messages still arriving, in bytes. Past it, the peer holding the most
-   * has its link closed (`peerleave`), so what peers can make the tab hold
-   * does not grow with their number.
-   * @default {4 × maxMessageBytes: 64 MiB}
-   */
-  maxReceiveBytes?: number;
-}
+export type { JoinOptions, SendOptions };
 
-/** Options of {@linkcode Room.send}, `addTrack` and `removeTrack`. */
-export interface SendOptions {
-  /** One peer's id; every peer when absent or undefined. */
-  to?: string | undefined;
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+/** How many times a link that never opened is made again, for one peer. */
+const MAX_RETRIES = 5;
 
 /**
  * A session's peers, meshed over data channels. Made by
- * {@linkcode joinRoom}; an `EventTarget` dispatching {@linkcode RoomEvent}s:
+ * `joinRoom`; an `EventTarget` dispatching {@linkcode RoomEvent}s:
  * `peerjoin` and `peerleave` (a data channel to `peerId` opened or closed),
  * `message` (`data` from `peerId`), `track` and `trackend` (a `track` of
  * `peerId`, in `streams`, arrived or ended), `connectionchange` (see
@@ -81,23 +46,28 @@ export class Room extends EventTarget {
   #online = false;
   #left = false;
   #done: ((error?: Error) => void) | null;
+  #keys?: RoomKeys;
+  // A private room's signals are sealed and opened in order.
+  #sent = Promise.resolve();
+  #got = Promise.resolve();
   // Every link; links by the remote's signaling id (where its signals go);
   // open links by the remote's id, one per peer (the room's peers).
   #all = new Set<Link>();
   #links = new Map<string, Link>();
   #peers = new Map<string, Link>();
+  // Other members by signaling id: links made again after giving up.
+  #members = new Map<string, number>();
   #media = new Media((type, link, track, streams) =>
     this.dispatchEvent(new RoomEvent(type, link.id, undefined, track, streams))
   );
 
   /**
-   * Starts joining; prefer {@linkcode joinRoom}, which waits for it.
+   * Starts joining; prefer `joinRoom`, which waits for it.
    *
    * @param options Session, signaling URL, connection settings.
    * @param done Called once: on the first join, or with the reason it failed.
-   * @throws {TypeError} When `options.session` is not a valid session, or
-   * `options.maxMessageBytes` or `options.maxReceiveBytes` not a positive
-   * number.
+   * @throws {TypeError} When `options.session` is not a valid session, or `options.maxMessageBytes` or
+   * `options.maxReceiveBytes` not a positive number.
    * @throws {Error} Without `options.url` in a page opened from a file
    * (`file:`), which has no broker; the message, also shown at the top of
    * the page, says to run `pod-broker dev`.
@@ -107,7 +77,12 @@ export class Room extends EventTarget {
     done: (error?: Error) => void = () => {},
   ) {
     super();
-    const session = options.session ?? defaultSession();
+    // A private link (or option) first: its fragment is a secret, which
+    // must never become a session name.
+    const secret = options.session === undefined
+      ? privateSecret(options.private)
+      : undefined;
+    let session = secret ? "k_" : options.session ?? defaultSession();
     if (!SESSION.test(session)) {
       throw new TypeError(`Cannot join: invalid session "${session}"`);
     }
@@ -125,10 +100,14 @@ export class Room extends EventTarget {
     this.#done = done;
     // One certificate for the room's life: the peer's id is its fingerprint,
     // which DTLS proves on every link and which survives rejoins.
-    RTCPeerConnection.generateCertificate(
-      { name: "ECDSA", namedCurve: "P-256" } as EcKeyGenParams,
-    ).then((cert) => {
+    Promise.all([
+      RTCPeerConnection.generateCertificate(
+        { name: "ECDSA", namedCurve: "P-256" } as EcKeyGenParams,
+      ),
+      secret ? roomKeys(secret) : undefined,
+    ]).then(([cert, keys]) => {
       this.#cert = cert;
+      if (keys) this.#session = session = (this.#keys = keys).session;
       this.#id = idOf(
         cert.getFingerprints().find((f) => f.algorithm === "sha-256")!.value!,
       );
@@ -136,12 +115,16 @@ export class Room extends EventTarget {
       this.#signaling = new Signaling(
         url,
         session,
-        (frame) => this.#frame(frame),
+        (frame) =>
+          keys
+            ? this.#got = this.#got.then(() => this.#open(keys, frame))
+            : this.#frame(frame),
         (code) => {
           this.#setOnline(false);
           // Before the first join a closed socket is an answer, not a blip.
           this.#fail(`the signaling socket closed (${code})`);
         },
+        keys?.proof,
       );
     }, (error) => this.#fail(`no certificate (${error})`));
     globalThis.addEventListener?.("pagehide", () => this.leave());
@@ -156,9 +139,20 @@ export class Room extends EventTarget {
     return this.#id;
   }
 
-  /** The session. */
+  /**
+   * The session; in a private room, `k_` and its public key (never the
+   * secret), known once joined.
+   */
   get session(): string {
     return this.#session;
+  }
+
+  /**
+   * Whether the room is private (its secret is the URL fragment), known
+   * once joined.
+   */
+  get private(): boolean {
+    return !!this.#keys;
   }
 
   /** The ids of the peers with an open data channel. */
@@ -287,6 +281,7 @@ export class Room extends EventTarget {
         // A rejoin: links still negotiating were addressed to old ids and
         // are dropped; open ones stay, and one whose ICE restart was begun
         // while the broker was away restarts again.
+        this.#members.clear();
         for (const link of this.#all) link.open ? link.resume() : link.close();
         for (const sid of frame.peers ?? []) this.#meet(sid);
         this.#done?.();
@@ -300,6 +295,7 @@ export class Room extends EventTarget {
       case "peer-left": {
         // An open channel does not need the broker: only its own close
         // (the peer left the room, or its connection failed) ends it.
+        this.#members.delete(frame.peerId!);
         const link = this.#links.get(frame.peerId!);
         if (link && !link.open) link.close();
         break;
@@ -338,6 +334,7 @@ export class Room extends EventTarget {
   // ICE at once, or a link is made again across a broker restart): then
   // the lower id is polite and yields.
   #meet(sid: string): void {
+    this.#members.set(sid, this.#members.get(sid) ?? 0);
     if (sid < this.#sid) this.#link(sid);
   }
 
@@ -346,8 +343,7 @@ export class Room extends EventTarget {
     if (!link) {
       link = new Link(
         {
-          signal: (link, data) =>
-            this.#signaling?.send({ type: "signal", to: link.sid, data }),
+          signal: (link, data) => this.#signal(link.sid, data),
           config: () => ({
             ...this.#rtc,
             certificates: [this.#cert!],
@@ -375,7 +371,7 @@ export class Room extends EventTarget {
               this.#media.update(link, false);
               this.#peers.delete(link.id);
               this.#emit("peerleave", link.id);
-            }
+            } else this.#retry(link.sid);
           },
         },
         sid,
@@ -386,6 +382,42 @@ export class Room extends EventTarget {
       this.#media.watch(link, (l) => this.#peers.get(l.id) === l);
     }
     return link;
+  }
+
+  // A link to a member that gave up before it opened (a slow machine) is
+  // made again, a few times: nothing else would connect the two.
+  #retry(sid: string): void {
+    const tries = this.#members.get(sid);
+    if (this.#left || tries === undefined || tries >= MAX_RETRIES) return;
+    this.#members.set(sid, tries + 1);
+    if (sid < this.#sid) this.#link(sid);
+  }
+
+  // In a private room every signal is sealed for its recipient, in order.
+  #signal(to: string, data: SignalData): void {
+    const keys = this.#keys;
+    const from = this.#sid;
+    const send = (data: SignalData) =>
+      this.#signaling?.send({ type: "signal", to, data });
+    if (!keys) return send(data);
+    this.#sent = this.#sent.then(async () =>
+      send({ sealed: await keys.seal(JSON.stringify(data), from, to) })
+    );
+  }
+
+  // A private room takes every frame in order, and a signal only if it
+  // opens: one the broker altered, made or redirected is dropped.
+  async #open(keys: RoomKeys, frame: BrokerFrame): Promise<void> {
+    if (frame.type === "signal") {
+      try {
+        frame.data = JSON.parse(
+          await keys.open(frame.data!.sealed!, frame.from!, this.#sid),
+        );
+      } catch {
+        return;
+      }
+    }
+    this.#frame(frame);
   }
 
   // Signals from `sid` go to `link` from now on.
@@ -463,36 +495,4 @@ export class Room extends EventTarget {
       );
     }
   }
-}
-
-/**
- * Joins a session and resolves once the broker has admitted this peer.
- *
- * @param options Session (default: the URL fragment), signaling URL
- * (default: this page's host's `/signal`), connection settings.
- * @returns The room.
- * @throws {Error} (rejects) When the first join fails: the broker is
- * unreachable, or it refused (e.g. the session is full).
- * @throws {TypeError} (rejects) When `options.session` is not a valid session.
- *
- * @example Greet every peer, log what they say
- * ```ts ignore
- * import { joinRoom } from "pod-broker/client";
- *
- * const room = await joinRoom();
- * room.addEventListener("peerjoin", (event) => {
- *   room.send(`hello, ${event.peerId}`, { to: event.peerId });
- * });
- * room.addEventListener("message", (event) => {
- *   console.log(event.peerId, event.data); // a string or an ArrayBuffer
- * });
- * ```
- */
-export function joinRoom(options?: JoinOptions): Promise<Room> {
-  return new Promise((resolve, reject) => {
-    const room: Room = new Room(
-      options,
-      (error) => error ? reject(error) : resolve(room),
-    );
-  });
 }

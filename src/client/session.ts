@@ -6,6 +6,7 @@
  */
 
 import { ALPHABET } from "./negotiation.ts";
+import { freshSecret, PRIVATE } from "./private.ts";
 
 /** A valid session: 1 to 128 characters of `[A-Za-z0-9_-]`. */
 export const SESSION: RegExp = /^[\w-]{1,128}$/;
@@ -16,6 +17,23 @@ function freshSession(): string {
     crypto.getRandomValues(new Uint8Array(16)),
     (byte) => ALPHABET[byte & 63],
   ).join("");
+}
+
+/**
+ * A private room's secret: the fragment's when it is a private link
+ * (`#k_<secret>`), else, when `make`, a fresh one written to the fragment
+ * (replacing the history entry, so no entry holds another room's secret).
+ *
+ * @param make Whether to make a secret when the fragment has none.
+ * @returns The secret, or undefined for an open room.
+ */
+export function privateSecret(make?: boolean): string | undefined {
+  const hash = location.hash.slice(1);
+  if (PRIVATE.test(hash)) return hash.slice(2);
+  if (!make) return;
+  const secret = freshSecret();
+  location.replace(`#k_${secret}`);
+  return secret;
 }
 
 /** The URL fragment when it is a session; else a fresh one, written to it. */

@@ -1,7 +1,9 @@
 /**
  * The client's side of the broker's signaling WebSocket: it joins the
  * session on every (re)connection, reconnects with jittered exponential
- * backoff, and paces what it sends with a token bucket a little under the
+ * backoff (or, when a draining broker says `reconnect` or closes with 1012,
+ * after a random delay of up to 2 s, so that its peers do not all come back
+ * at once), and paces what it sends with a token bucket a little under the
  * broker's (100 burst, 50 a second), so a newcomer offering to a big
  * session never trips its flood guard.
  *
@@ -14,11 +16,16 @@ export interface SignalData {
   sdp?: RTCSessionDescriptionInit;
   /** A trickled ICE candidate. */
   candidate?: RTCIceCandidateInit | null;
+  /** In a private room: a description or candidate, sealed. */
+  sealed?: string;
 }
 
 /** A frame from the broker (protocol version 1 and its additions). */
 export interface BrokerFrame {
-  /** `joined`, `peer-joined`, `peer-left`, `signal`, `ice` or `error`. */
+  /**
+   * `joined`, `peer-joined`, `peer-left`, `signal`, `ice` or `error`
+   * (`reconnect` is the socket's own business).
+   */
   type: string;
   /** This socket's peer id (`joined`), or the peer that came or went. */
   peerId?: string;
@@ -44,6 +51,10 @@ const RATE = 0.04;
 const FIRST_DELAY = 250;
 /** The longest reconnection delay. */
 const MAX_DELAY = 10_000;
+/** The longest delay before reconnecting to a broker that restarts. */
+const RESTART_DELAY = 2_000;
+/** The close code of a broker that restarts (a drain). */
+const SERVICE_RESTART = 1012;
 
 /**
  * One session's signaling connection, reopened until {@linkcode close}.
@@ -63,6 +74,8 @@ export class Signaling {
   #retryTimer?: ReturnType<typeof setTimeout>;
   #retries = 0;
   #closed = false;
+  #proof?: ((host: string) => Promise<object>) | undefined;
+  #restart = false;
 
   /**
    * Connects at once.
@@ -71,13 +84,16 @@ export class Signaling {
    * @param session The session to join.
    * @param frame Called with each parsed frame.
    * @param down Called with the close code each time the socket closes.
+   * @param proof For a private session: the join's proof over a host.
    */
   constructor(
     url: string,
     session: string,
     frame: (frame: BrokerFrame) => void,
     down: (code: number) => void,
+    proof?: (host: string) => Promise<object>,
   ) {
+    this.#proof = proof;
     this.#url = url;
     this.#session = session;
     this.#frame = frame;
@@ -103,7 +119,13 @@ export class Signaling {
   #connect(): void {
     const ws = new WebSocket(this.#url);
     this.#ws = ws;
-    ws.onopen = () => this.send({ type: "join", session: this.#session });
+    // A private session's proof is made afresh for each join.
+    ws.onopen = async () =>
+      this.send({
+        type: "join",
+        session: this.#session,
+        proof: await this.#proof?.(new URL(this.#url).host),
+      });
     ws.onmessage = (event) => {
       let frame: BrokerFrame;
       try {
@@ -112,7 +134,9 @@ export class Signaling {
         return;
       }
       if (frame.type === "joined") this.#retries = 0;
-      this.#frame(frame);
+      // The broker drains: it closes this socket next.
+      if (frame.type === "reconnect") this.#restart = true;
+      else this.#frame(frame);
     };
     // "close" also follows "error", so this is the one place that retries.
     ws.onclose = (event) => {
@@ -120,11 +144,14 @@ export class Signaling {
       this.#out = [];
       this.#down(event.code);
       if (this.#closed) return;
-      const delay = Math.min(MAX_DELAY, FIRST_DELAY * 2 ** this.#retries++);
-      this.#retryTimer = setTimeout(
-        () => this.#connect(),
-        delay * (0.5 + Math.random() / 2),
-      );
+      // A drained broker's peers come back spread over RESTART_DELAY; after
+      // a failure, the delay doubles, jittered.
+      const delay = this.#restart || event.code === SERVICE_RESTART
+        ? Math.random() * RESTART_DELAY
+        : Math.min(MAX_DELAY, FIRST_DELAY * 2 ** this.#retries++) *
+          (0.5 + Math.random() / 2);
+      this.#restart = false;
+      this.#retryTimer = setTimeout(() => this.#connect(), delay);
     };
   }
 

@@ -9,16 +9,15 @@
 
 export {
   argOf,
-  CLI_ONLY_FLAGS,
   type CliFlagSpec,
   defaultLabel,
-  isOption,
   type OptionKind,
-  OPTIONS,
   type OptionSpec,
   TABLE,
   type TableRow,
 } from "./table.ts";
+export { isOption } from "./row.ts";
+export { CLI_ONLY_FLAGS, OPTIONS } from "./table_lists.ts";
 export { type Kind, KINDS, type KindValue } from "./kinds.ts";
 export { OptionError, OptionTextError } from "./errors.ts";
 export type {

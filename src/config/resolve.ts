@@ -12,7 +12,8 @@ import { scriptPolicyConflict } from "../serving/pod_headers.ts";
 import { podDomainListingConflict } from "../serving/pod_origin.ts";
 import { KINDS } from "./kinds.ts";
 import type { OptionRowsOf, ResolvedFrom } from "./derive.ts";
-import { isOption, type OptionSpec, TABLE, type TableRow } from "./table.ts";
+import { type OptionSpec, TABLE, type TableRow } from "./table.ts";
+import { isOption } from "./row.ts";
 import type { SignalingOptions, SignalServerOptions } from "./types.ts";
 
 /** Server options with every default applied. */

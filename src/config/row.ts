@@ -81,3 +81,13 @@ export function defaultLabel(row: TableRow): string | undefined {
   }
   return String(value);
 }
+
+/**
+ * Whether `row` is an option of `createSignalServer` (not CLI-only).
+ *
+ * @param row A row of the options table.
+ * @returns Whether it has a key.
+ */
+export function isOption(row: TableRow): row is OptionSpec {
+  return row.key !== null;
+}

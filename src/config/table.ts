@@ -13,6 +13,8 @@ import { DEFAULT_MAX_BLOB_BYTES } from "../pod/limits.ts";
 import { jsonLogger, type Logger } from "../_util/log.ts";
 import {
   DEFAULT_SANDBOX,
+  POD_STORAGES,
+  type PodStorage,
   SCRIPT_POLICIES,
   type ScriptPolicy,
 } from "../serving/pod_headers.ts";
@@ -136,6 +138,15 @@ export const TABLE = [
       "the most a pod on its own origin may be granted of what it declares (camera, microphone, ...; comma-separated, or none); the broker's host never grants",
   },
   {
+    key: "podHeaderOptions.storage",
+    flag: "pod-storage",
+    kind: "choice",
+    choices: POD_STORAGES as readonly PodStorage[],
+    default: POD_STORAGES[0] as PodStorage,
+    help:
+      "which pods on their own origin run at it, with storage: all, or granted: those granted a feature by --pod-permissions (the others run at an opaque origin: no storage, and no camera or microphone in anything they open)",
+  },
+  {
     key: "maxBlobBytes",
     flag: "max-blob-bytes",
     arg: "N",
@@ -203,6 +214,16 @@ export const TABLE = [
     min: 1,
     help:
       "a client that reads nothing of a response for this long is dropped (node:http; on Deno.serve a pod over 1 MiB is cut off)",
+  },
+  {
+    key: "drainSeconds",
+    flag: "drain-seconds",
+    arg: "N",
+    kind: "integer",
+    default: 30,
+    max: 600,
+    help:
+      "on SIGTERM, SIGINT or close(): /health answers 503 draining, new sockets get 503, and open ones are told to reconnect and closed with 1012, spread over this window; 0 closes them all at once",
   },
   {
     key: "podHeaderOptions.csp",
@@ -329,7 +350,7 @@ export const TABLE = [
     choices: COMPAT_DIALECTS as readonly CompatDialect[],
     default: COMPAT_DIALECTS as readonly CompatDialect[],
     help:
-      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id, either serves /ice; comma-separated, or none",
+      "signaling for apps written for other libraries: y-webrtc serves /y-webrtc, peerjs serves /peerjs and /peerjs/id, nostr serves /nostr (ephemeral events, for Trystero), any serves /ice; comma-separated, or none",
   },
   {
     key: "iceRequestsPerMinute",
@@ -460,28 +481,3 @@ export const TABLE = [
     help: "(level, message, fields) => void; silentLogger drops everything",
   },
 ] as const;
-
-// The table's rows are checked against the row types here (`satisfies`
-// would hide the table's type from declaration emit).
-const ROWS: readonly TableRow[] = TABLE;
-
-// And no row has a field the row types do not name (a misspelt `requird`).
-type RowField = (typeof TABLE)[number] extends infer R
-  ? R extends unknown ? keyof R : never
-  : never;
-const _noStrayField: [Exclude<RowField, keyof OptionSpec>] extends [never]
-  ? true
-  : false = true;
-
-/** Whether `row` is an option of `createSignalServer` (not CLI-only). */
-export function isOption(row: TableRow): row is OptionSpec {
-  return row.key !== null;
-}
-
-/** Every option of `createSignalServer`, once: the rows of the table with a key. */
-export const OPTIONS: readonly OptionSpec[] = ROWS.filter(isOption);
-
-/** The flags that only the CLI has: they choose and open the registry and the bus. */
-export const CLI_ONLY_FLAGS: readonly CliFlagSpec[] = ROWS.filter((
-  row,
-): row is CliFlagSpec => row.key === null);

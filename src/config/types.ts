@@ -110,6 +110,17 @@ export interface SignalServerOptions {
    */
   sendTimeoutMs?: number;
   /**
+   * The drain window, in seconds. On `close()` (and the CLI's SIGTERM or
+   * SIGINT), `/health` answers 503 `"status":"draining"`, new WebSocket
+   * upgrades get 503 `shutting_down` with `Retry-After`, and each open
+   * socket is told to reconnect (`{"type":"reconnect"}` on `/signal`) and
+   * closed with 1012, one at a time, spread evenly over the window, so that
+   * the reconnects do not reach the other brokers as a herd. `close()`
+   * resolves once no socket is left, or at the window's end; plain HTTP is
+   * served meanwhile. 0 closes them all at once. @default {30}
+   */
+  drainSeconds?: number;
+  /**
    * Bytes of small pods (up to 1 MiB each) kept as ready responses, least
    * recently used dropped first; 0 turns the cache off. @default {67108864}
    */
@@ -121,11 +132,12 @@ export interface SignalServerOptions {
   /**
    * Signaling for apps written for other libraries: `"y-webrtc"` serves
    * `/y-webrtc` (y-webrtc's protocol), `"peerjs"` serves `/peerjs` and
-   * `/peerjs/id` (the PeerJS server's); `/ice` is served while either is
-   * on; `[]` serves none of them (404).
-   * @default {["y-webrtc","peerjs"]}
+   * `/peerjs/id` (the PeerJS server's), `"nostr"` serves `/nostr` (a Nostr
+   * relay for ephemeral events, as Trystero uses one); `/ice` is served
+   * while one is on; `[]` serves none of them (404).
+   * @default {["y-webrtc","peerjs","nostr"]}
    */
-  compat?: ("y-webrtc" | "peerjs")[];
+  compat?: ("y-webrtc" | "peerjs" | "nostr")[];
   /**
    * `GET /ice` answers per client address (the peer's, or with
    * `trustProxy` the last `X-Forwarded-For` hop): this many at once,
@@ -168,6 +180,10 @@ export interface SignalServer {
   readonly hostname: string;
   /** The metrics listener's bound port, or null when metrics are off. */
   readonly metricsPort: number | null;
-  /** Closes every WebSocket with 1001, stops listening, and resolves when all is done. */
+  /**
+   * Drains the WebSockets over `drainSeconds` (each told to reconnect and
+   * closed with 1012), then stops listening, and resolves when all is
+   * done: at once when no socket is open.
+   */
   close(): Promise<void>;
 }

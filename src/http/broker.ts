@@ -27,6 +27,7 @@ import type { Admission, Route, RouteHandler, RouteRequest } from "./router.ts";
 import { createPipeline } from "./pipeline.ts";
 import { type HubClient, SignalingHub } from "../signaling/hub.ts";
 import { SocketHub } from "../signaling/socket_hub.ts";
+import { CLOSE_CODES, CLOSE_DEADLINE_MS } from "../signaling/close.ts";
 import type { PeerSocket } from "../signaling/types.ts";
 import { createCompat } from "./compat.ts";
 import { UploadBudget } from "./upload_budget.ts";
@@ -89,8 +90,16 @@ export interface Broker {
   connect(socket: PeerSocket, admission: Admission): HubClient;
   /** The metrics the adapters feed and the metrics listener renders, or null. */
   readonly metrics: Metrics | null;
-  /** Refuses new sockets, closes open ones with 1001 and waits for them. */
-  shutdown(timeoutMs?: number): Promise<void>;
+  /**
+   * Drains: `/health` answers 503 `draining` and new sockets are refused
+   * (503 `shutting_down`) from now on; open ones are told to reconnect and
+   * closed with 1012, spread over the window (see `SocketHub.drain`).
+   * Resolves once none is left, or a little after the window's end (the
+   * last closing handshakes get their deadline), whichever comes first.
+   *
+   * @param windowMs The window. @default {drainSeconds, in milliseconds}
+   */
+  shutdown(windowMs?: number): Promise<void>;
 }
 
 /**
@@ -138,6 +147,7 @@ export function createBroker(options: ResolvedOptions): Broker {
       startedAt,
       compat.health(),
       isPodOrigin,
+      state.closing,
     );
   // The broker host's pod caches (headers, ready responses, script hashes).
   const pods = createPodContext({
@@ -191,20 +201,12 @@ export function createBroker(options: ResolvedOptions): Broker {
     return upgradeRequired("Cannot upgrade this request to a WebSocket");
   }
 
-  async function shutdown(timeoutMs = 5_000): Promise<void> {
-    state.closing = true;
-    sockets.closeAll();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      sockets.drained(),
-      new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
-    clearTimeout(timer);
-  }
+  const shutdown = (windowMs = options.drainSeconds * 1000) =>
+    drain(sockets, state, windowMs);
 
   function connect(socket: PeerSocket, admission: Admission): HubClient {
     return admission.compat === undefined
-      ? hub.connect(socket, admission.origin)
+      ? hub.connect(socket, admission.origin, admission.host)
       : compat.connect(socket, admission.origin, admission.compat);
   }
 
@@ -219,6 +221,34 @@ export function createBroker(options: ResolvedOptions): Broker {
     metrics,
     shutdown,
   };
+}
+
+/**
+ * Refuses new sockets from now on (`/health` says draining), drains the
+ * open ones over `windowMs`, closes any left at its end, and resolves once
+ * none is left or their closing handshakes' deadline passed.
+ */
+async function drain(
+  sockets: SocketHub,
+  state: { closing: boolean },
+  windowMs: number,
+): Promise<void> {
+  state.closing = true;
+  sockets.drain(windowMs);
+  await drainedWithin(sockets, windowMs);
+  // Past the window: whoever is still open goes now.
+  sockets.closeAll(CLOSE_CODES.serviceRestart);
+  await drainedWithin(sockets, CLOSE_DEADLINE_MS);
+}
+
+/** Resolves once `sockets` has none open, or after `ms`. */
+async function drainedWithin(sockets: SocketHub, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    sockets.drained(),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
 }
 
 /** What the route table is made of besides the options. */
@@ -375,5 +405,5 @@ function admitSocketTo(
       "Cannot accept WebSockets: the signaling bus is down",
     );
   }
-  return { origin };
+  return { origin, host: new URL(request.url).host };
 }

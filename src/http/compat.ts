@@ -1,6 +1,6 @@
 /**
- * The routes of signaling for apps written for other libraries: `/y-webrtc`
- * and `/peerjs` (WebSockets, admitted as `/signal` is), `/peerjs/id` (a
+ * The routes of signaling for apps written for other libraries: `/y-webrtc`,
+ * `/peerjs` and `/nostr` (WebSockets, admitted as `/signal` is), `/peerjs/id` (a
  * fresh PeerJS id) and `/ice` (the broker's ICE servers with fresh TURN
  * credentials, src/http/routes/ice.ts). The `compat` option chooses the
  * dialects; `/ice` is there while one is on (it exists for their clients).
@@ -14,6 +14,7 @@ import { heldResponse } from "../_util/held_body.ts";
 import type { ResolvedOptions } from "../config/options.ts";
 import type { CompatClient, CompatObserver } from "../signaling/compat/base.ts";
 import { type CompatDialect, namespaceOf } from "../signaling/compat/limits.ts";
+import { NostrHub } from "../signaling/compat/nostr.ts";
 import { PeerJsHub } from "../signaling/compat/peerjs.ts";
 import { createCompatRelays } from "../signaling/compat/relays.ts";
 import { YWebrtcHub } from "../signaling/compat/y_webrtc.ts";
@@ -94,7 +95,8 @@ export function createCompat(
   const peerjs = on.has("peerjs")
     ? new PeerJsHub({ ...common, relay: relays?.ids })
     : null;
-  const hubs = [yWebrtc, peerjs].filter((hub) => hub !== null);
+  const nostr = on.has("nostr") ? new NostrHub(common) : null;
+  const hubs = [yWebrtc, peerjs, nostr].filter((hub) => hub !== null);
 
   const upgrade =
     (dialect: CompatDialect, path: string) =>
@@ -139,6 +141,15 @@ export function createCompat(
     );
   }
 
+  if (nostr !== null) {
+    routes.push({
+      pattern: "/nostr",
+      cors: false,
+      upgrade: true,
+      methods: { GET: upgrade("nostr", "/nostr") },
+    });
+  }
+
   return {
     routes,
     counts() {
@@ -158,6 +169,9 @@ export function createCompat(
       }
       if (dialect === "peerjs" && peerjs !== null) {
         return peerjs.connect(socket, origin, namespace, params);
+      }
+      if (dialect === "nostr" && nostr !== null) {
+        return nostr.connect(socket, origin, namespace);
       }
       throw new RangeError(`Cannot connect a '${dialect}' socket: it is off`);
     },

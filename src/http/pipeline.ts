@@ -25,6 +25,7 @@ import {
   type Route,
   type RouteHandler,
   type RouteMatch,
+  type RouteMatcher,
   type RouteRequest,
 } from "./router.ts";
 import {
@@ -112,31 +113,13 @@ export function createPipeline(
   { routes, podRoutes, podHosts, metrics }: PipelineParts,
 ): Pipeline {
   const matchRoute = createRouteMatcher(routes);
-  const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
+  const locate = createLocate(options, matchRoute, podRoutes, podHosts);
   const matchUpgrade = createRouteMatcher(
     [...routes, ...podRoutes].filter((route) => route.upgrade === true),
   );
   const observer = createObserve(options, metrics);
   const observe = observeAnswers(observer);
-
-  /**
-   * Where a request goes, decided once for both ways in: its base URL,
-   * and its route on the broker's host or on a pod's (null: 404).
-   *
-   * @throws {BrokerError} `host_invalid`.
-   */
-  function locate(
-    head: HeaderSource,
-    target: { origin: string; path: string },
-  ): Destination {
-    const baseUrl = baseUrlOf(head, target.origin, options);
-    // With podDomain, a request to a pod's own host has its own routes.
-    const podId = podHosts?.idOf(target.origin) ?? null;
-    const match = podId === null
-      ? matchRoute(target.path)
-      : matchPodRoute!(target.path);
-    return { baseUrl, path: target.path, match, id: podId ?? match?.id ?? "" };
-  }
+  const ready = createReady(locate, observer);
 
   // Synchronous whenever the handler is (a hot pod): a Response returned
   // as is, not in a promise, keeps Deno.serve on its fastest path.
@@ -226,14 +209,53 @@ export function createPipeline(
     return match === null ? notFound(path) : notAllowed(match.route);
   }
 
-  /**
-   * A request's ready `200` in parts, when its route holds one for it (see
-   * `Route.ready`), with the headers `handle` adds; counted and logged as
-   * any answer. Only a request that needs no normalizing is taken: an
-   * origin-form target and a `Host` as it is valid; any other goes the
-   * long way, where it is normalized or refused.
-   */
-  function ready(head: RequestHead, peerAddress?: string): ReadyAnswer | null {
+  const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
+
+  return { handle, ready, refuseMethod, isUpgradePath };
+}
+
+/**
+ * Where a request goes, decided once for both ways in: its base URL, and
+ * its route on the broker's host or on a pod's (null: 404).
+ */
+function createLocate(
+  options: ResolvedOptions,
+  matchRoute: RouteMatcher,
+  podRoutes: readonly Route[],
+  podHosts: PodHosts | null,
+): Locate {
+  const matchPodRoute = podHosts && createRouteMatcher(podRoutes);
+  // A forwarded host that is not host[:port] throws `host_invalid`.
+  return (head, target) => {
+    const baseUrl = baseUrlOf(head, target.origin, options);
+    // With podDomain, a request to a pod's own host has its own routes.
+    const podId = podHosts?.idOf(target.origin) ?? null;
+    const match = podId === null
+      ? matchRoute(target.path)
+      : matchPodRoute!(target.path);
+    return { baseUrl, path: target.path, match, id: podId ?? match?.id ?? "" };
+  };
+}
+
+/** What `locate` decides for a request. */
+type Locate = (
+  head: HeaderSource,
+  target: { origin: string; path: string },
+) => Destination;
+
+/**
+ * The pipeline's way in for a bare head: a request's ready `200` in parts,
+ * when its route holds one for it (see `Route.ready`), with the headers
+ * `handle` adds; counted and logged as any answer. Only a request that
+ * needs no normalizing is taken: an origin-form target and a `Host` as it
+ * is valid; any other goes the long way, where it is normalized or
+ * refused.
+ */
+function createReady(
+  locate: Locate,
+  observer: Observe | null,
+): Pipeline["ready"] {
+  return (head: RequestHead, peerAddress?: string): ReadyAnswer | null => {
     const { url, headers } = head;
     const host = headers.get("Host");
     if (
@@ -274,11 +296,7 @@ export function createPipeline(
         body: parts.body,
       }
       : parts;
-  }
-
-  const isUpgradePath = (path: string) => matchUpgrade(path) !== null;
-
-  return { handle, ready, refuseMethod, isUpgradePath };
+  };
 }
 
 /**

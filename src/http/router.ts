@@ -26,6 +26,8 @@ export interface CompatAdmission {
 export interface Admission {
   /** The `Origin` header, or null when absent. */
   origin: string | null;
+  /** The host it connected to (the request URL's, from its `Host`). */
+  host: string;
   /** For `/y-webrtc` and `/peerjs`: the dialect socket; absent for `/signal`. */
   compat?: CompatAdmission;
 }

@@ -1,5 +1,5 @@
 /**
- * The metrics of the y-webrtc and PeerJS dialects (`/y-webrtc`, `/peerjs`):
+ * The metrics of the dialects (`/y-webrtc`, `/peerjs`, `/nostr`):
  * frames relayed and refused, by dialect (and code), and their open sockets.
  * `Metrics` holds one and renders it with the rest.
  *
@@ -34,6 +34,8 @@ export const COMPAT_REFUSAL_CODES: readonly string[] = [
   "id_taken",
   "invalid_id",
   "invalid_key",
+  "not_ephemeral",
+  "bad_signature",
 ];
 
 const CODES = new Set(COMPAT_REFUSAL_CODES);
@@ -47,13 +49,13 @@ export class CompatMetrics {
   /** Frames relayed to a socket, by dialect. */
   readonly relayed: Counter = new Counter(
     "pod_broker_compat_frames_relayed_total",
-    "Frames the y-webrtc and PeerJS dialects relayed to a socket, by dialect.",
+    "Frames the dialects (y-webrtc, PeerJS, Nostr) relayed to a socket, by dialect.",
     ["dialect"],
   );
   /** Frames and connections refused, by dialect and code. */
   readonly refused: Counter = new Counter(
     "pod_broker_compat_frames_refused_total",
-    "Frames and connections the y-webrtc and PeerJS dialects refused, by dialect and code.",
+    "Frames and connections the dialects (y-webrtc, PeerJS, Nostr) refused, by dialect and code.",
     ["dialect", "code"],
   );
 
@@ -83,7 +85,7 @@ export function renderCompatSockets(
   header(
     out,
     name,
-    "Open y-webrtc and PeerJS WebSockets, by dialect.",
+    "Open dialect WebSockets (y-webrtc, PeerJS, Nostr), by dialect.",
     "gauge",
   );
   for (const dialect of COMPAT_DIALECTS) {

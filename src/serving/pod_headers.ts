@@ -27,6 +27,17 @@ export const SCRIPT_POLICIES: readonly ScriptPolicy[] = [
   "hashes",
 ];
 
+/**
+ * Which pods served at their own origin (the `podDomain` option) run at
+ * that origin, with its storage: `"all"`, or `"granted"`, only a pod
+ * granted a powerful feature (declared and allowed, see `permissions.ts`);
+ * any other runs at an opaque origin (see {@linkcode sandboxOf}).
+ */
+export type PodStorage = "all" | "granted";
+
+/** The values of {@linkcode PodStorage}, the default first. */
+export const POD_STORAGES: readonly PodStorage[] = ["all", "granted"];
+
 /** Response headers for served pods (DESIGN section 3). */
 export interface PodHeaderOptions {
   /** Replaces the content policy (the second Content-Security-Policy). */
@@ -45,6 +56,14 @@ export interface PodHeaderOptions {
    * @default {"unsafe-inline"}
    */
   scriptPolicy?: ScriptPolicy;
+  /**
+   * On a pod's own origin: which pods run at that origin, with storage:
+   * `"all"`, or `"granted"`, only those granted a powerful feature (the
+   * others run at an opaque origin, where no document they make gets the
+   * camera or the microphone).
+   * @default {"all"}
+   */
+  storage?: "all" | "granted";
 }
 
 /**
@@ -60,11 +79,55 @@ export const DEFAULT_SANDBOX =
   "allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox";
 
 /**
+ * The sandbox tokens a pod is served with: the options' tokens (on a pod's
+ * own origin they hold `allow-same-origin`, see `pod_origin.ts`), without
+ * `allow-same-origin` for a pod on its own origin granted nothing when
+ * `storage` is `"granted"`. Permissions-Policy binds only the document it
+ * came with: a popup the pod opens (`about:blank`, or a `blob:` of its own
+ * HTML) or its own tab navigated to a `blob:` it made is a document at the
+ * pod's origin without it, and Firefox reads no such header at all. An
+ * opaque origin holds in every document the pod makes, in Chromium and
+ * Firefox: none gets the camera or the microphone
+ * (`tests/e2e/made_documents_test.ts`). This only ever takes a token away.
+ *
+ * @param options The pod header options (on a pod host, widened).
+ * @param grants The features granted to the pod's own origin, or null on
+ * the broker's host.
+ * @returns The tokens, space-separated.
+ *
+ * @example A pod granted nothing, under `storage: "granted"`
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { sandboxOf } from "./pod_headers.ts";
+ *
+ * const options = { sandbox: "allow-scripts allow-same-origin", storage: "granted" as const };
+ * assert.equal(sandboxOf(options, []), "allow-scripts");
+ * assert.equal(sandboxOf(options, ["camera"]), "allow-scripts allow-same-origin");
+ * ```
+ */
+export function sandboxOf(
+  options: PodHeaderOptions,
+  grants: readonly PodPermission[] | null,
+): string {
+  const sandbox = options.sandbox ?? DEFAULT_SANDBOX;
+  if (options.storage !== "granted" || grants === null || grants.length > 0) {
+    return sandbox;
+  }
+  return sandbox.split(/[\t\n\f\r ]+/)
+    .filter((token) =>
+      token !== "" && token.toLowerCase() !== "allow-same-origin"
+    )
+    .join(" ");
+}
+
+/**
  * The default content policy. `connect-src` names the broker's own origin,
  * in its HTTP and WebSocket schemes, beside `'self'`: inside a sandboxed
  * document WebKit matches `'self'` to nothing, and older Safari never lets
  * it match a WebSocket scheme. So a pod reaches the broker it came from
- * (signaling, its `/meta`) in every browser, and nothing else.
+ * (signaling, its `/meta`) in every browser, and nothing else on the
+ * network. `data:` and `blob:` are local: a pod may read its own data that
+ * way, as messengers let webxdc apps do.
  *
  * @param signalUrl The broker's `ws://` or `wss://` signaling URL.
  * @param scriptHashes With the strict script policy: the `'sha256-…'`
@@ -95,7 +158,7 @@ export function defaultContentPolicy(
     "img-src data: blob:",
     "media-src data: blob:",
     "font-src data:",
-    `connect-src 'self' ${brokerOrigins(signalUrl)}`,
+    `connect-src 'self' ${brokerOrigins(signalUrl)} data: blob:`,
     "form-action 'none'",
     "frame-ancestors 'none'",
   ].join("; ");
@@ -286,7 +349,7 @@ export function podHeaderList(
   const hashes = options.scriptPolicy === "hashes"
     ? scriptHashes ?? []
     : undefined;
-  const sandbox = options.sandbox ?? DEFAULT_SANDBOX;
+  const sandbox = sandboxOf(options, grants);
   return [
     ...Object.entries(STATIC_POD_HEADERS),
     [

@@ -1,8 +1,10 @@
 /**
  * What differs in a pod's headers when it is served at its own origin (the
  * `podDomain` option): the sandbox policy gains `allow-same-origin`, so the
- * pod runs at its own origin and has storage; and a taken-down pod's 410
- * asks the browser to clear that origin's storage.
+ * pod runs at its own origin and has storage (under `storage: "granted"`,
+ * `sandboxOf` in `pod_headers.ts` takes it away from a pod granted
+ * nothing); and a taken-down pod's 410 asks the browser to clear that
+ * origin's storage.
  *
  * @module
  */

@@ -12,8 +12,8 @@ import type { PeerSocket } from "./types.ts";
 /**
  * The close codes of RFC 6455 and the IANA registry's 1012–1015, by name.
  * The hub closes with `normal`, `goingAway`, `policyViolation`,
- * `messageTooBig` and `tryAgainLater`; the metrics count any of them by
- * number and the rest as "other".
+ * `messageTooBig`, `serviceRestart` (a drain) and `tryAgainLater`; the
+ * metrics count any of them by number and the rest as "other".
  */
 export const CLOSE_CODES = {
   normal: 1000,

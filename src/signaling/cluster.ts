@@ -235,7 +235,11 @@ export class ClusterMembership<M extends Member>
     if (target.session !== delivery.session) return;
     const session = this.byName.get(delivery.session);
     if (session?.remote.has(delivery.from) !== true) return;
-    const data = parseSignalData(delivery.data, this.#maxFrameBytes);
+    const data = parseSignalData(
+      delivery.data,
+      this.#maxFrameBytes,
+      delivery.session,
+    );
     if (data === null) return;
     this.host.send(target, frames.signal(delivery.from, data));
   }

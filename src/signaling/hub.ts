@@ -20,9 +20,14 @@ import {
   type Membership,
   type MembershipHost,
 } from "./membership.ts";
+import { checkProof } from "./keyed.ts";
 import {
+  fitsSession,
   frames,
+  isKeyed,
+  type JoinProof,
   parseClientMessage,
+  sessionLabel,
   type SignalErrorCode,
 } from "./messages.ts";
 import {
@@ -50,8 +55,14 @@ export interface HubStats {
 /** What an adapter calls for one socket's events. */
 export type HubClient = SocketEvents;
 
-interface Peer extends Member, HubSocket {
+/** A `/signal` socket: a member of at most one session. */
+export interface SignalPeer extends Member, HubSocket {
+  /** Its join deadline, until it is admitted. */
   joinTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The `Host` its request connected to (what a join's proof signs). */
+  readonly host: string;
+  /** Whether its join's proof is being checked. */
+  proving: boolean;
 }
 
 /**
@@ -83,13 +94,13 @@ interface Peer extends Member, HubSocket {
  * assert.equal(hub.stats.sockets, 0);
  * ```
  */
-export class SignalingHub implements SocketDialect<Peer> {
+export class SignalingHub implements SocketDialect<SignalPeer> {
   /** The dialect's name, as the socket hub counts its sockets. */
   readonly name = "signal";
   #options: HubOptions;
   #sockets: SocketHub;
-  #membership: Membership<Peer>;
-  #cluster: ClusterMembership<Peer> | undefined;
+  #membership: Membership<SignalPeer>;
+  #cluster: ClusterMembership<SignalPeer> | undefined;
 
   /**
    * Makes an empty hub.
@@ -103,14 +114,14 @@ export class SignalingHub implements SocketDialect<Peer> {
     const limits = options.limits;
     this.#sockets = options.sockets ??
       new SocketHub({ limits, logger: options.logger });
-    const host: MembershipHost<Peer> = {
+    const host: MembershipHost<SignalPeer> = {
       send: (peer, text) => this.#sockets.send(peer, text),
       admitted: (peer, others) => this.#admitted(peer, others),
       full: (peer, session) =>
         this.#error(
           peer,
           "session_full",
-          `Cannot join: session "${session}" is full`,
+          `Cannot join: ${sessionLabel(session)} is full`,
         ),
       drop: (peer, reason) =>
         this.#sockets.close(peer, CLOSE_CODES.tryAgainLater, reason),
@@ -163,15 +174,19 @@ export class SignalingHub implements SocketDialect<Peer> {
    *
    * @param socket The socket.
    * @param origin Its `Origin` header, or null when absent.
+   * @param host The `Host` its request connected to ("" when unknown: no
+   * proof into a private session is then over it).
    * @returns The callbacks for its events.
    */
-  connect(socket: PeerSocket, origin: string | null): HubClient {
-    const peer: Peer = {
+  connect(socket: PeerSocket, origin: string | null, host = ""): HubClient {
+    const peer: SignalPeer = {
       ...this.#sockets.initial(socket, origin),
       id: null,
       session: null,
       admitted: false,
       joinTimer: undefined,
+      host,
+      proving: false,
     };
     const events = this.#sockets.open(this, peer);
     peer.joinTimer = setTimeout(() => {
@@ -192,7 +207,7 @@ export class SignalingHub implements SocketDialect<Peer> {
   }
 
   /** Handles one text frame: one token, then the frame. */
-  text(peer: Peer, data: string): void {
+  text(peer: SignalPeer, data: string): void {
     if (!this.#sockets.take(peer, 1)) return;
     this.#onMessage(peer, data);
   }
@@ -202,19 +217,24 @@ export class SignalingHub implements SocketDialect<Peer> {
     return frames.error(code as SignalErrorCode, message);
   }
 
+  /** `{"type":"reconnect"}`: sent before a drain's 1012 close. */
+  reconnectFrame(): string {
+    return frames.reconnect();
+  }
+
   /** Counts an error frame. */
   refused(code: string): void {
     this.#options.observer?.signalingError(code);
   }
 
   /** Leaves the session (the others are told, unless at shutdown). */
-  leave(peer: Peer): void {
+  leave(peer: SignalPeer): void {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
     this.#membership.leave(peer);
   }
 
-  #onMessage(peer: Peer, data: string): void {
+  #onMessage(peer: SignalPeer, data: string): void {
     const message = parseClientMessage(data);
     if ("error" in message) {
       this.#error(peer, message.error, message.message);
@@ -222,15 +242,19 @@ export class SignalingHub implements SocketDialect<Peer> {
     }
     switch (message.type) {
       case "join":
-        if (peer.session !== null) {
+        if (peer.session !== null || peer.proving) {
           this.#error(
             peer,
             "already_joined",
-            `Cannot join: already in session "${peer.session}"`,
+            peer.session === null
+              ? "Cannot join: already joining"
+              : `Cannot join: already in ${sessionLabel(peer.session)}`,
           );
           return;
         }
-        this.#membership.join(peer, message.session);
+        if (isKeyed(message.session)) {
+          this.#joinKeyed(peer, message.session, message.proof);
+        } else this.#membership.join(peer, message.session);
         break;
       case "signal":
         if (!peer.admitted) {
@@ -238,6 +262,14 @@ export class SignalingHub implements SocketDialect<Peer> {
             peer,
             "not_joined",
             "Cannot signal: join a session first",
+          );
+          return;
+        }
+        if (!fitsSession(message.data, peer.session!)) {
+          this.#error(
+            peer,
+            "bad_message",
+            "Cannot accept the frame: only a private session relays sealed signals",
           );
           return;
         }
@@ -268,13 +300,35 @@ export class SignalingHub implements SocketDialect<Peer> {
     }
   }
 
+  // A private session: the socket learns nothing of it, and no member hears
+  // of it, until its proof is checked. The join took its token already.
+  #joinKeyed(
+    peer: SignalPeer,
+    session: string,
+    proof: JoinProof | undefined,
+  ): void {
+    peer.proving = true;
+    checkProof(session, proof, peer.host, Date.now()).then((valid) => {
+      peer.proving = false;
+      if (peer.closing || peer.gone) return;
+      if (valid) this.#membership.join(peer, session);
+      else {
+        this.#error(
+          peer,
+          "room_locked",
+          "Cannot join: this private session needs a valid, fresh proof of its key over this host",
+        );
+      }
+    });
+  }
+
   #iceServers(id: string): unknown[] {
     return this.#options.iceServers?.(id) ?? [];
   }
 
   // The membership admitted the peer: its join deadline is over, and it
   // gets `joined` with the members before it.
-  #admitted(peer: Peer, others: string[]): void {
+  #admitted(peer: SignalPeer, others: string[]): void {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
     const id = peer.id!;
@@ -284,7 +338,7 @@ export class SignalingHub implements SocketDialect<Peer> {
     );
   }
 
-  #error(peer: Peer, code: SignalErrorCode, message: string): void {
+  #error(peer: SignalPeer, code: SignalErrorCode, message: string): void {
     this.#sockets.refuse(peer, code, message);
   }
 }

@@ -23,15 +23,90 @@ export interface CandidateData {
   } | null;
 }
 
+/**
+ * `sealed`: signaling sealed by the peers of a private session with a key
+ * from the room's secret, base64url text the broker relays without reading.
+ */
+export interface SealedData {
+  /** The sealed signal: 1 to {@linkcode MAX_SEALED} base64url characters. */
+  sealed: string;
+}
+
+/**
+ * The proof a join into a private (keyed) session carries: `sig` signs
+ * `pod-room-v1\n<Host>\n<session>\n<t>` with the session's key.
+ */
+export interface JoinProof {
+  /** The sender's clock, in Unix seconds. */
+  t: number;
+  /** The Ed25519 signature, base64url without padding. */
+  sig: string;
+}
+
 /** A frame a client may send. */
 export type ClientMessage =
-  | { type: "join"; session: string }
+  | { type: "join"; session: string; proof?: JoinProof }
   | { type: "signal"; to: string; data: SignalData }
   | { type: "ice" }
   | { type: "leave" };
 
-/** The data of a `signal` frame: an SDP description or an ICE candidate. */
-export type SignalData = SdpData | CandidateData;
+/**
+ * The data of a `signal` frame: an SDP description or an ICE candidate, or
+ * in a private session a sealed signal.
+ */
+export type SignalData = SdpData | CandidateData | SealedData;
+
+/** The most characters of a sealed signal's text. */
+export const MAX_SEALED = 16_384;
+
+// `k_` and the base64url of an Ed25519 public key (DESIGN.md section 10.2).
+const KEYED = /^k_[A-Za-z0-9_-]{43}$/;
+const SEALED = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Whether a session is private (keyed): `k_` and the 43 base64url
+ * characters of an Ed25519 public key. Its joins need a proof, and only
+ * its signals may be sealed.
+ *
+ * @param session A valid session name.
+ * @returns True for a keyed session.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isKeyed } from "./messages.ts";
+ *
+ * assert.equal(isKeyed("k_" + "A".repeat(43)), true);
+ * assert.equal(isKeyed("demo"), false);
+ * ```
+ */
+export function isKeyed(session: string): boolean {
+  return KEYED.test(session);
+}
+
+/**
+ * How an error names a session: a private one is never named (its name
+ * stays out of errors, which clients and proxies may log).
+ *
+ * @param session The session.
+ * @returns `session "name"`, or `this private session`.
+ */
+export function sessionLabel(session: string): string {
+  return isKeyed(session) ? "this private session" : `session "${session}"`;
+}
+
+/**
+ * Whether signal data may travel in `session`: sealed data only in a
+ * keyed one. The one place that decides it, for a client's frame and for
+ * another broker's delivery alike.
+ *
+ * @param data Signal data of a valid shape.
+ * @param session The session it travels in.
+ * @returns True when it may be relayed.
+ */
+export function fitsSession(data: SignalData, session: string): boolean {
+  return !("sealed" in data) || isKeyed(session);
+}
 
 /**
  * Every error code the hub sends in `{"type":"error"}` frames: the one list
@@ -46,6 +121,7 @@ export const SIGNAL_ERROR_CODES = [
   "session_full",
   "unknown_peer",
   "rate_limited",
+  "room_locked",
 ] as const;
 
 /** Error codes the hub sends in `{"type":"error"}` frames. */
@@ -96,8 +172,8 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
   if (!isObject(json)) return bad("a frame must be a JSON object");
   switch (json.type) {
     case "join":
-      if (!hasOnly(json, ["type", "session"])) {
-        return bad("join takes only 'session'");
+      if (!hasOnly(json, ["type", "session", "proof"])) {
+        return bad("join takes only 'session' and 'proof'");
       }
       if (typeof json.session !== "string" || !SESSION.test(json.session)) {
         return {
@@ -106,7 +182,16 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
             "Cannot join: a session is 1 to 128 characters of [A-Za-z0-9_-]",
         };
       }
-      return { type: "join", session: json.session };
+      if (json.proof === undefined) {
+        return { type: "join", session: json.session };
+      }
+      if (!isKeyed(json.session)) {
+        return bad("only a private (k_) session takes a proof");
+      }
+      if (!isProof(json.proof)) {
+        return bad("proof is exactly {t: Unix seconds, sig: base64url}");
+      }
+      return { type: "join", session: json.session, proof: json.proof };
     case "signal":
       if (
         !hasOnly(json, ["type", "to", "data"]) || typeof json.to !== "string"
@@ -114,7 +199,9 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
         return bad("signal takes exactly 'to' (a peer id) and 'data'");
       }
       if (!isSignalData(json.data)) {
-        return bad("signal data must be exactly {sdp} or {candidate}");
+        return bad(
+          "signal data must be exactly {sdp}, {candidate} or {sealed}",
+        );
       }
       return { type: "signal", to: json.to, data: json.data };
     case "ice":
@@ -130,11 +217,12 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
 
 /**
  * Signal data from another broker (through the bus), checked as a client's
- * would be: at most `maxBytes` of UTF-8 JSON text, and exactly `{sdp}` or
- * `{candidate}`.
+ * would be: at most `maxBytes` of UTF-8 JSON text, exactly `{sdp}` or
+ * `{candidate}`, or `{sealed}` in a keyed session.
  *
  * @param text The data as JSON text.
  * @param maxBytes The largest frame a client may send.
+ * @param session The session it travels in.
  * @returns The data, or null when it is not signal data.
  *
  * @example
@@ -142,14 +230,16 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
  * import assert from "node:assert/strict";
  * import { parseSignalData } from "./messages.ts";
  *
- * assert.deepEqual(parseSignalData('{"candidate":null}', 100), { candidate: null });
- * assert.equal(parseSignalData('{"iceServers":[]}', 100), null);
- * assert.equal(parseSignalData('{"candidate":null}', 10), null);
+ * assert.deepEqual(parseSignalData('{"candidate":null}', 100, "s"), { candidate: null });
+ * assert.equal(parseSignalData('{"iceServers":[]}', 100, "s"), null);
+ * assert.equal(parseSignalData('{"candidate":null}', 10, "s"), null);
+ * assert.equal(parseSignalData('{"sealed":"AA"}', 100, "s"), null);
  * ```
  */
 export function parseSignalData(
   text: string,
   maxBytes: number,
+  session: string,
 ): SignalData | null {
   if (exceedsBytes(text, maxBytes)) return null;
   let data: unknown;
@@ -158,7 +248,7 @@ export function parseSignalData(
   } catch {
     return null;
   }
-  return isSignalData(data) ? data : null;
+  return isSignalData(data) && fitsSession(data, session) ? data : null;
 }
 
 /**
@@ -233,10 +323,22 @@ export const frames = {
   error(code: SignalErrorCode, message: string): string {
     return JSON.stringify({ type: "error", code, message });
   },
+  /**
+   * The broker is draining: this socket closes next (1012), and the client
+   * should connect again, to this broker's replacement or to another one.
+   */
+  reconnect(): string {
+    return JSON.stringify({ type: "reconnect" });
+  },
 };
 
 function isSignalData(data: unknown): data is SignalData {
   if (!isObject(data)) return false;
+  if (hasOnly(data, ["sealed"]) && "sealed" in data) {
+    const sealed = data.sealed;
+    return typeof sealed === "string" && sealed.length <= MAX_SEALED &&
+      SEALED.test(sealed);
+  }
   if (hasOnly(data, ["sdp"]) && "sdp" in data) {
     const sdp = data.sdp;
     return isObject(sdp) && hasOnly(sdp, ["type", "sdp"]) &&
@@ -264,6 +366,12 @@ function isSignalData(data: unknown): data is SignalData {
     return true;
   }
   return false;
+}
+
+function isProof(proof: unknown): proof is JoinProof {
+  return isObject(proof) && hasOnly(proof, ["t", "sig"]) &&
+    Number.isSafeInteger(proof.t) && typeof proof.sig === "string" &&
+    proof.sig.length <= 128;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

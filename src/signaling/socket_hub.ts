@@ -3,8 +3,9 @@
  * dialect (`/signal`, `/y-webrtc`, `/peerjs`), and every rule they share,
  * written once: the origin rule and the socket cap (admission), the frame
  * limit, the token bucket (a frame may cost several tokens), binary frames
- * refused, the slow-reader rule, closing with a deadline, closing all at
- * shutdown and waiting for them, and the live totals. A dialect is its
+ * refused, the slow-reader rule, closing with a deadline, draining (one
+ * socket at a time, spread over a window) or closing all at shutdown and
+ * waiting for them, and the live totals. A dialect is its
  * frames and its state ({@linkcode SocketDialect}): it never keeps a socket
  * list, a rate or a close of its own.
  *
@@ -70,6 +71,21 @@ export interface SocketDialect<S extends HubSocket> {
    * outlives a socket (an id waiting for its owner to come back).
    */
   shutdown?(): void;
+  /**
+   * The dialect's frame telling a socket that the broker is restarting and
+   * that it should connect again, sent just before a drain closes it with
+   * 1012; without one (or when it gives undefined) the socket is only
+   * closed.
+   */
+  reconnectFrame?(): string | undefined;
+}
+
+/** A drain under way: the sockets still to close, one per turn. */
+interface Drain {
+  readonly queue: HubSocket[];
+  /** Milliseconds between two turns. */
+  readonly gap: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A socket of the hub with the dialect it speaks. */
@@ -127,8 +143,11 @@ export class SocketHub {
   // deno-lint-ignore no-explicit-any
   readonly #dialects = new Set<SocketDialect<any>>();
   #drained: (() => void)[] = [];
+  #drain: Drain | undefined;
 
   /**
+   * Makes an empty hub.
+   *
    * @param options The limits of the signaling protocol, which every
    * dialect keeps, and a log sink.
    */
@@ -205,6 +224,11 @@ export class SocketHub {
   open<S extends HubSocket>(dialect: SocketDialect<S>, state: S): SocketEvents {
     this.#live.set(state, { state, dialect });
     this.#dialects.add(dialect);
+    // Admitted before a drain began, opened after: it takes the next turn.
+    if (this.#drain !== undefined) {
+      this.#drain.queue.push(state);
+      this.#drain.timer ??= setTimeout(() => this.#turn(), this.#drain.gap);
+    }
     this.#byDialect.set(dialect.name, this.socketsOf(dialect.name) + 1);
     if (state.origin !== null) {
       this.#origins.set(
@@ -280,15 +304,50 @@ export class SocketHub {
   }
 
   /**
-   * Closes every socket with 1001 (going away). Nobody is told of anyone's
-   * departure: the broker is leaving, not they, and their data channels
-   * live on without it.
+   * Drains: each open socket gets its dialect's reconnect frame and is
+   * closed with 1012 (service restart), one at a time, the i-th of n at
+   * i × `windowMs` / n, so that their reconnects reach the other brokers
+   * spread out, not as a herd. Each one leaves as it goes (the others are
+   * told, as its dialect tells them). A socket that left by itself keeps
+   * its turn empty; one opened meanwhile takes a turn after the others.
+   * A window of 0 closes them all at once, as {@linkcode closeAll} does.
+   * Idempotent; {@linkcode drained} says when the last one is gone.
+   *
+   * @param windowMs The window the closes are spread over.
    */
-  closeAll(): void {
-    for (const state of this.#live.keys()) state.closing = true;
-    for (const { state, dialect } of this.#live.values()) {
+  drain(windowMs: number): void {
+    if (this.#drain !== undefined) return;
+    const queue = [...this.#live.keys()];
+    if (windowMs <= 0 || queue.length === 0) {
+      this.#drain = { queue: [], gap: 0, timer: undefined };
+      this.closeAll(CLOSE_CODES.serviceRestart);
+      return;
+    }
+    this.#drain = { queue, gap: windowMs / queue.length, timer: undefined };
+    this.#turn();
+  }
+
+  /**
+   * Closes every socket still open at once, with 1001 (going away) unless
+   * told otherwise, and ends a drain; a 1012 close is preceded by the
+   * dialect's reconnect frame. Nobody is told of anyone's departure: the
+   * broker is leaving, not they, and their data channels live on without
+   * it.
+   *
+   * @param code The close code: `goingAway` or `serviceRestart`.
+   */
+  closeAll(code: number = CLOSE_CODES.goingAway): void {
+    this.#endDrain();
+    const open = [...this.#live.values()].filter(({ state }) => !state.closing);
+    if (code === CLOSE_CODES.serviceRestart) {
+      for (const { state, dialect } of open) {
+        this.#sendReconnect(state, dialect);
+      }
+    }
+    for (const { state } of open) state.closing = true;
+    for (const { state, dialect } of open) {
       dialect.leave(state, true);
-      this.#closeSocket(state, CLOSE_CODES.goingAway, "Server shutting down");
+      this.#closeSocket(state, code, "Server shutting down");
     }
     for (const dialect of this.#dialects) dialect.shutdown?.();
   }
@@ -301,6 +360,35 @@ export class SocketHub {
 
   #dialectOf(state: HubSocket) {
     return this.#live.get(state)?.dialect;
+  }
+
+  // One turn of a drain: the next socket in line, unless it left already.
+  #turn(): void {
+    const drain = this.#drain!;
+    drain.timer = undefined;
+    const state = drain.queue.shift();
+    const entry = state && this.#live.get(state);
+    if (entry !== undefined && !entry.state.closing) {
+      this.#sendReconnect(entry.state, entry.dialect);
+      this.close(entry.state, CLOSE_CODES.serviceRestart, "Service restart");
+    }
+    if (drain.queue.length > 0) {
+      drain.timer = setTimeout(() => this.#turn(), drain.gap);
+    }
+  }
+
+  // deno-lint-ignore no-explicit-any
+  #sendReconnect(state: HubSocket, dialect: SocketDialect<any>): void {
+    const frame = dialect.reconnectFrame?.();
+    if (frame !== undefined) this.send(state, frame);
+  }
+
+  // No more turns (a drain stays begun: it is not begun twice).
+  #endDrain(): void {
+    if (this.#drain === undefined) return;
+    clearTimeout(this.#drain.timer);
+    this.#drain.timer = undefined;
+    this.#drain.queue.length = 0;
   }
 
   #closeSocket(state: HubSocket, code: number, reason: string): void {
@@ -352,6 +440,7 @@ export class SocketHub {
       else this.#origins.set(state.origin, count);
     }
     if (this.#live.size === 0) {
+      this.#endDrain();
       for (const resolve of this.#drained.splice(0)) resolve();
     }
   }

@@ -17,6 +17,7 @@ import type {
   SignalServerOptions,
 } from "../../src/core.ts";
 import type { ContractApi } from "./_suite.ts";
+import { RUN_MS, WaitTimeout } from "../support/wait.ts";
 
 // The low-level helpers live in tests/support/ (runtime-neutral files that
 // node_test.ts transpiles with this folder); the suite imports them from here.
@@ -43,7 +44,11 @@ export interface TestServer extends AsyncDisposable {
   registry: Registry;
 }
 
-/** Starts a broker on 127.0.0.1, port 0, silent, with a memory registry unless given. */
+/**
+ * Starts a broker on 127.0.0.1, port 0, silent, with a memory registry
+ * unless given, and no drain window unless given (a test closing a broker
+ * with sockets open does not wait for it).
+ */
 export async function startServer(
   api: ContractApi,
   options: Partial<SignalServerOptions> = {},
@@ -52,6 +57,7 @@ export async function startServer(
   const server = await api.createSignalServer({
     logger: api.silentLogger,
     accessLog: "off",
+    drainSeconds: 0,
     ...options,
     registry,
     port: 0,
@@ -102,7 +108,11 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Stops (SIGKILL) the program once its output matches this. */
   stopWhen?: RegExp;
-  /** Stops (SIGKILL) the program after this many milliseconds. */
+  /**
+   * Stops (SIGKILL) the program after this many milliseconds; without it,
+   * a program still running after `RUN_MS` is stopped and the run fails,
+   * naming it.
+   */
   timeoutMs?: number;
 }
 
@@ -138,14 +148,22 @@ export function runCommand(
     stderr += text;
     seen();
   });
-  const timer = timeoutMs === undefined
-    ? undefined
-    : setTimeout(stop, timeoutMs);
+  let overdue = false;
+  const timer = setTimeout(() => {
+    overdue = timeoutMs === undefined;
+    stop();
+  }, timeoutMs ?? RUN_MS);
+  // bounded: the timer above kills the program
   return new Promise((resolve, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, stopped });
+      if (overdue) {
+        const what = `${[command, ...args].join(" ")} to exit`;
+        reject(new WaitTimeout(what, RUN_MS));
+      } else {
+        resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr, stopped });
+      }
     });
   });
 }

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { sleep } from "../support/ports.ts";
+import { nextEmit, nextEvent, within } from "../support/wait.ts";
 
 /** A JSON frame received on a signaling socket. */
 // deno-lint-ignore no-explicit-any
@@ -12,7 +13,7 @@ export type Frame = Record<string, any>;
 /** A WebSocket client whose received frames queue up for `next()`. */
 export class TestClient {
   readonly ws: WebSocket;
-  readonly closed: Promise<CloseEvent>;
+  readonly #closed: Promise<CloseEvent>;
   #queue: Frame[] = [];
   #waiters: ((frame: Frame) => void)[] = [];
 
@@ -29,15 +30,25 @@ export class TestClient {
       if (waiter) waiter(frame);
       else this.#queue.push(frame);
     };
-    this.closed = new Promise((resolve) => (this.ws.onclose = resolve));
+    // Kept from the start, so that a close before anyone waits is seen;
+    // waited for through `closed`, which is bounded.
+    // bounded: by the `closed` getter
+    this.#closed = new Promise((resolve) => (this.ws.onclose = resolve));
   }
 
-  /** Resolves once the socket is open. */
-  opened(): Promise<void> {
-    if (this.ws.readyState === WebSocket.OPEN) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.ws.onopen = () => resolve();
-      this.ws.onerror = () => reject(new Error("WebSocket failed to open"));
+  /** The close event, failing if it has not come within `WAIT_MS`. */
+  get closed(): Promise<CloseEvent> {
+    return within(this.#closed, `the close of ${this.ws.url}`);
+  }
+
+  /** Resolves once the socket is open; fails if it closes first. */
+  async opened(): Promise<void> {
+    if (this.ws.readyState === WebSocket.OPEN) return;
+    if (this.ws.readyState !== WebSocket.CONNECTING) {
+      throw new Error("WebSocket failed to open");
+    }
+    await nextEvent(this.ws, "open", `${this.ws.url} to open`, {
+      failOn: ["error", "close"],
     });
   }
 
@@ -159,6 +170,7 @@ export class RawConnection {
       this.#chunks.push(chunk);
       this.#size += chunk.length;
     });
+    // bounded: every wait on it is raced with a timer, or follows a destroy()
     this.ended = new Promise((resolve) => {
       socket.on("close", () => resolve());
       // A reset is an end like any other; "close" follows it.
@@ -167,12 +179,15 @@ export class RawConnection {
   }
 
   /** Connects to 127.0.0.1:`port`. */
-  static open(port: number): Promise<RawConnection> {
+  static async open(port: number): Promise<RawConnection> {
     const socket = connect({ host: "127.0.0.1", port });
-    return new Promise((resolve, reject) => {
-      socket.once("connect", () => resolve(new RawConnection(socket)));
-      socket.once("error", reject);
-    });
+    try {
+      await nextEmit(socket, "connect", `a connection to port ${port}`);
+    } catch (error) {
+      socket.destroy();
+      throw error;
+    }
+    return new RawConnection(socket);
   }
 
   /** Everything received so far. */

@@ -18,6 +18,7 @@ import {
 } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
 import { parseRawResponse, RawConnection, uploadHead } from "./_wire.ts";
+import { nextEmit, nextEvent } from "../support/wait.ts";
 
 /** Holds a TCP port on 127.0.0.1 until disposed of. */
 async function holdPort(): Promise<{ port: number } & AsyncDisposable> {
@@ -140,11 +141,10 @@ test("issue 19 item 9: --access-log ip writes the peer address, or with --trust-
       await forwarded.body?.cancel();
       // A WebSocket upgrade is logged (as 101) with its address too.
       const ws = new WebSocket(`ws://127.0.0.1:${broker.port}/signal`);
-      await new Promise((resolve, reject) => {
-        ws.onopen = resolve;
-        ws.onerror = reject;
+      await nextEvent(ws, "open", "the socket to open", {
+        failOn: ["error", "close"],
       });
-      const closed = new Promise((resolve) => (ws.onclose = resolve));
+      const closed = nextEvent(ws, "close", "the socket to close");
       ws.close();
       await closed;
       // A request refused before routing (a Host that is not host[:port])
@@ -192,14 +192,12 @@ async function slowUpload(
   },
 ): Promise<{ sentAll: boolean; response: string }> {
   const socket = connect({ host: "127.0.0.1", port });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", resolve);
-    socket.once("error", reject);
-  });
+  await nextEmit(socket, "connect", "the upload's connection");
   let response = "";
   let failed = false;
   socket.setEncoding("latin1").on("data", (text: string) => (response += text));
   socket.on("error", () => (failed = true));
+  // bounded: raced with a bounded loop below, then the socket is destroyed
   const ended = new Promise<void>((resolve) => socket.once("close", resolve));
   const write = (data: string | Uint8Array) =>
     new Promise<void>((resolve) =>

@@ -135,6 +135,7 @@ test(
     socket.on("data", (chunk: Uint8Array) => chunks.push(chunk));
     socket.on("error", () => {});
     let gone = false;
+    // bounded: raced with a timer, then awaited after a destroy()
     const closed = new Promise<void>((resolve) =>
       socket.on("close", () => {
         gone = true;

@@ -352,7 +352,7 @@ test("GET /:id sends the pod headers; HEAD sends them without a body", async (ap
     assert.ok(csp.startsWith(SANDBOX_POLICY + ", "), csp);
     assert.ok(
       csp.includes(
-        `connect-src 'self' http://127.0.0.1:${t.server.port} ws://127.0.0.1:${t.server.port};`,
+        `connect-src 'self' http://127.0.0.1:${t.server.port} ws://127.0.0.1:${t.server.port} data: blob:;`,
       ),
       csp,
     );
@@ -587,6 +587,7 @@ test("GET /health reports status, version, uptime and signaling figures", async 
   assert.deepEqual(health.compat, {
     "y-webrtc": { sockets: 0, topics: 0 },
     peerjs: { sockets: 0, ids: 0 },
+    nostr: { sockets: 0, subscriptions: 0 },
   });
 });
 
@@ -610,7 +611,7 @@ test("URLs use baseUrl when set, and X-Forwarded-* only with trustProxy", async 
     const got = await fetch(`${t.url}/${created.id}`, { headers: forwarded });
     assert.match(
       got.headers.get("Content-Security-Policy")!,
-      /connect-src 'self' https:\/\/pods\.example wss:\/\/pods\.example;/,
+      /connect-src 'self' https:\/\/pods\.example wss:\/\/pods\.example data: blob:;/,
     );
     await got.body?.cancel();
   }

@@ -11,8 +11,10 @@ import "./operator.ts";
 import "./pod_domain.ts";
 import "./operations.ts";
 import "./signaling.ts";
+import "./drain.ts";
 import "./ice.ts";
 import "./scaleout.ts";
+import "./private_rooms.ts";
 import "./cli.ts";
 import "./adapters.ts";
 import "./framing.ts";
@@ -27,6 +29,7 @@ import "./fidelity.ts";
 import "./hardening_node.ts";
 import "./ready_pod.ts";
 import "./compat.ts";
+import "./nostr.ts";
 import "./permissions.ts";
 
 export type { ContractApi, ContractCase, Runtime } from "./_suite.ts";

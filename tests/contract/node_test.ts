@@ -23,7 +23,13 @@ import {
 const RUN_TIMEOUT_MS = 15 * 60_000;
 const CONTRACT_DIR = join(ROOT, "tests/contract");
 /** The runtime-neutral files of tests/support/ that the suite imports. */
-const NEUTRAL_SUPPORT = ["ports.ts", "broker_process.ts", "host_request.ts"];
+const NEUTRAL_SUPPORT = [
+  "ports.ts",
+  "broker_process.ts",
+  "host_request.ts",
+  "wait.ts",
+  "nostr_sign.ts",
+];
 
 const NODE_CASES = CASES.filter((c) => c.only?.runtime !== "deno");
 

@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import process from "node:process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { within } from "../support/wait.ts";
 import {
   assertProblem,
   newSeed,
@@ -27,23 +28,26 @@ import { joinAll } from "./_wire.ts";
 
 /** `promtool check metrics` over `text` (skipped loudly outside CI when missing). */
 function promtool(text: string): Promise<{ code: number; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("promtool", ["check", "metrics"], {
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (t) => (output += t));
-    child.stderr.setEncoding("utf8").on("data", (t) => (output += t));
-    child.once("error", (error) => {
-      if ((error as { code?: string }).code === "ENOENT" && !process.env.CI) {
-        console.error("\n!!! promtool is missing: its check is SKIPPED\n");
-        resolve({ code: 0, output: "" });
-      } else reject(error);
-    });
-    child.once("close", (code) => resolve({ code: code ?? 1, output }));
-    child.stdin.on("error", () => {});
-    child.stdin.end(text);
-  });
+  return within(
+    new Promise((resolve, reject) => {
+      const child = spawn("promtool", ["check", "metrics"], {
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout.setEncoding("utf8").on("data", (t) => (output += t));
+      child.stderr.setEncoding("utf8").on("data", (t) => (output += t));
+      child.once("error", (error) => {
+        if ((error as { code?: string }).code === "ENOENT" && !process.env.CI) {
+          console.error("\n!!! promtool is missing: its check is SKIPPED\n");
+          resolve({ code: 0, output: "" });
+        } else reject(error);
+      });
+      child.once("close", (code) => resolve({ code: code ?? 1, output }));
+      child.stdin.on("error", () => {});
+      child.stdin.end(text);
+    }),
+    "promtool to check the metrics",
+  );
 }
 
 test("metrics: counters move after uploads, serves, refusals and signals; promtool accepts them", async (api) => {

@@ -96,7 +96,9 @@ test("security round 3, 8: with podDomain and trustProxy, X-Forwarded-Host canno
     assert.match(policies, /sandbox [^;]*allow-same-origin/);
     const host = "baseUrl" in options ? podHost : `${podHost}:8443`;
     assert.ok(
-      policies.includes(`connect-src 'self' https://${host} wss://${host};`),
+      policies.includes(
+        `connect-src 'self' https://${host} wss://${host} data: blob:;`,
+      ),
       policies,
     );
   }

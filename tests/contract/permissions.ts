@@ -405,6 +405,77 @@ test("pod-broker sign warns about a declaration a broker ignores: over 256 bytes
   assert.deepEqual(fine.listed.permissions, ["camera"]);
 });
 
+/** The sandbox tokens of a served pod (its first Content-Security-Policy). */
+function sandboxTokens(answer: RawAnswer): string[] {
+  const [sandbox] = (answer.headers["content-security-policy"] as string)
+    .split(", ");
+  return sandbox!.split(";")[0]!.split(" ").slice(1);
+}
+
+test("permissions: under podHeaderOptions.storage 'granted' a pod host serves a pod granted nothing without allow-same-origin, a granted one with it", async (api) => {
+  await using t = await startServer(api, {
+    podDomain: "pods.test",
+    podHeaderOptions: { storage: "granted" },
+  });
+  const port = t.server.port;
+  const call = await publish(api, t.url, port, declaring("camera"));
+  const plain = await publish(api, t.url, port, declaring("usb"));
+  // The first view, the ready copy, HEAD and a 304 alike.
+  for (const method of ["GET", "GET", "HEAD"]) {
+    const granted = await requestAs(port, call.host, "/", method);
+    assert.deepEqual(grantedBy(granted), ["camera"]);
+    assert.ok(sandboxTokens(granted).includes("allow-same-origin"), method);
+    const opaque = await requestAs(port, plain.host, "/", method);
+    assert.equal(opaque.status, 200);
+    assert.deepEqual(grantedBy(opaque), []);
+    assert.deepEqual(
+      sandboxTokens(opaque),
+      "allow-scripts allow-forms allow-modals allow-downloads allow-popups allow-popups-to-escape-sandbox"
+        .split(" "),
+      method,
+    );
+  }
+  const etag = (await requestAs(port, plain.host, "/")).headers["etag"];
+  const again = await requestAs(port, plain.host, "/", "GET", {
+    "If-None-Match": etag as string,
+  });
+  assert.equal(again.status, 304);
+  assert.ok(!sandboxTokens(again).includes("allow-same-origin"));
+
+  // The default: every pod on its own origin runs at it.
+  await using all = await startServer(api, { podDomain: "pods.test" });
+  const own = await publish(api, all.url, all.server.port, declaring("usb"));
+  assert.ok(
+    sandboxTokens(await requestAs(all.server.port, own.host, "/"))
+      .includes("allow-same-origin"),
+  );
+});
+
+test("pod-broker --pod-storage granted with --pod-permissions none serves every pod opaque; another value stops the start with exit 2", async (api) => {
+  await using broker = await spawnBroker(api, [
+    "--pod-domain",
+    "pods.test",
+    "--pod-permissions",
+    "none",
+    "--pod-storage",
+    "granted",
+    "--port",
+    "0",
+    "--hostname",
+    "127.0.0.1",
+  ]);
+  const base = `http://127.0.0.1:${broker.port}`;
+  const call = await publish(api, base, broker.port, declaring("camera"));
+  const served = await requestAs(broker.port, call.host, "/");
+  assert.equal(served.status, 200);
+  assert.ok(!sandboxTokens(served).includes("allow-same-origin"));
+
+  const refused = await runCli(api, ["--pod-storage", "some"]);
+  assert.equal(refused.code, 2);
+  assert.equal(refused.stderr.trim().split("\n").length, 1, refused.stderr);
+  assert.match(refused.stderr, /--pod-storage/);
+});
+
 test("permissions: a large pod streamed from SQLite is granted from its head alone", async (api) => {
   await using dir = await tempDir();
   const registry = new api.SqliteRegistry({ dataDir: dir.path });

@@ -151,7 +151,9 @@ test("podDomain: the broker host redirects /:id to the pod's origin, other route
   assert.match(policies, /sandbox [^;]*allow-same-origin/);
   assert.ok(
     policies.includes(
-      `connect-src 'self' ${origin} ${origin.replace("https", "wss")};`,
+      `connect-src 'self' ${origin} ${
+        origin.replace("https", "wss")
+      } data: blob:;`,
     ),
     policies,
   );
@@ -179,7 +181,9 @@ test("podDomain: pod headers keep the policies, with allow-same-origin and the p
   );
   assert.match(content!, /^default-src 'none'; /);
   assert.ok(
-    content!.includes(`connect-src 'self' http://${host} ws://${host};`),
+    content!.includes(
+      `connect-src 'self' http://${host} ws://${host} data: blob:;`,
+    ),
     content,
   );
   assert.equal(served.headers["x-frame-options"], "DENY");

@@ -162,7 +162,7 @@ test("serving: the broker keeps its ready pod responses across Host names (no ca
         new RegExp(
           `connect-src 'self' http://${host.replace(".", "\\.")} ws://${
             host.replace(".", "\\.")
-          };`,
+          } data: blob:;`,
         ),
       );
     }

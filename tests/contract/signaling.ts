@@ -395,14 +395,15 @@ test("signaling: past maxSockets the upgrade is refused with 503", async (api) =
   await b.close();
 });
 
-test("signaling: close() of the server closes open sockets with 1001", async (api) => {
-  const t = await startServer(api);
+test("signaling: close() with no drain window closes open sockets with 1012 at once", async (api) => {
+  const t = await startServer(api, { drainSeconds: 0 });
   const { clients } = await joinAll(t.wsUrl, "shutdown", 2);
   const idle = new TestClient(t.wsUrl);
   await idle.opened();
   await t.server.close();
   for (const client of [...clients, idle]) {
-    assert.equal((await client.closed).code, 1001);
+    assert.deepEqual(await client.next(), { type: "reconnect" });
+    assert.equal((await client.closed).code, 1012);
     // The broker leaves, not the peers: nobody is told of a peer-left.
     assert.equal(client.pending, 0);
   }

@@ -5,6 +5,7 @@
 // namespace when it can).
 import assert from "node:assert/strict";
 import { until } from "../support/ports.ts";
+import { within } from "../support/wait.ts";
 import { supportFile } from "../support/paths.ts";
 import { createSignalServer } from "../../src/adapters/deno.ts";
 import { joinRoom, type Room } from "../../src/client/mod.ts";
@@ -14,10 +15,13 @@ import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
 import { bundleClient } from "../support/client_bundle.ts";
 import { startServer } from "../support/helpers.ts";
 
-/** The size budget of the minified and gzipped client (media included). */
-const BUDGET = 6 * 1024;
+/**
+ * The size budget of the minified and gzipped client (media and private
+ * rooms included): 6 KiB until private rooms added about 790 bytes.
+ */
+const BUDGET = 6.5 * 1024;
 
-Deno.test("client bundle: at most 6 KiB minified and gzipped", async () => {
+Deno.test("client bundle: at most 6.5 KiB minified and gzipped", async () => {
   const code = new TextEncoder().encode(await bundleClient("esm"));
   const gzipped = await new Response(
     new Blob([code]).stream().pipeThrough(new CompressionStream("gzip")),
@@ -66,6 +70,7 @@ function recordSockets(): {
     constructor(url: string | URL, protocols?: string | string[]) {
       super(url, protocols);
       closed.push(
+        // bounded: waited for through within() in settled()
         new Promise((resolve) => this.addEventListener("close", resolve)),
       );
     }
@@ -76,14 +81,18 @@ function recordSockets(): {
   };
   return {
     sent,
-    settled: async () => void await Promise.all(closed),
+    settled: async () =>
+      void await within(Promise.all(closed), "the client's sockets to close"),
     [Symbol.dispose]: () => void (globalThis.WebSocket = Native),
   };
 }
 
 function once(room: Room, type: string): Promise<Event> {
-  return new Promise((resolve) =>
-    room.addEventListener(type, resolve, { once: true })
+  return within(
+    new Promise((resolve) =>
+      room.addEventListener(type, resolve, { once: true })
+    ),
+    `the room's ${type} event`,
   );
 }
 

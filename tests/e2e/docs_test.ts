@@ -1,15 +1,23 @@
 // The docs' own commands and code, run as a reader would run them. The sh
 // blocks of the newcomer's pages (the README's opening and tour, the
-// tutorial: see RUNNABLE in tests/support/doc_blocks.ts) run in order, one
-// bash script a section, against a broker the test starts with the README's
-// own first command; a block marked `<!-- doc-test: file NAME -->` is written
-// to NAME where the script stands. Every ts block of README.md and docs/ is
-// type-checked, and every js block resolved, in a project that links this
-// repository as "Install from a clone" says. tests/unit/docs_test.ts checks
-// that every other block is run by a test or says why not.
+// tutorial, then the call example: see RUNNABLE in
+// tests/support/doc_blocks.ts) run in order, one bash script a section,
+// against a broker the test starts with the README's own first command; a
+// section whose page starts another broker (a `broker:` block with other
+// flags) stops the one running and starts that one, as its page says. One
+// author key all along: the one `init` makes under the reader's home. A
+// block marked `<!-- doc-test: file NAME -->` is written to NAME where the
+// script stands. Every ts block of README.md and docs/ is type-checked, and
+// every js block resolved, in a project that links this repository as
+// "Install from a clone" says. tests/unit/docs_test.ts checks that every
+// other block is run by a test or says why not.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { runCommand, spawnBroker } from "../support/helpers.ts";
+import {
+  type BrokerProcess,
+  runCommand,
+  spawnBroker,
+} from "../support/helpers.ts";
 import {
   allBlocks,
   autoCheck,
@@ -17,23 +25,23 @@ import {
   ROOT,
   RUNNABLE,
 } from "../support/doc_blocks.ts";
+import {
+  brokerArgs,
+  denoDir,
+  keepScratch,
+  substitute,
+} from "../support/doc_reader.ts";
 
 /**
- * What the reader does differently in the test: the Deno under test for
- * `npx -y deno@2.9.6` (no download), the test's broker for localhost:8080,
- * this checkout for the repository's root and for `../pod-broker`.
+ * One section's sh and file blocks as a bash script, after the aliases an
+ * earlier section defined (the reader's terminal keeps them).
  */
-function substitute(text: string, port: number): string {
-  return text
-    .replaceAll("npx -y deno@2.9.6", Deno.execPath())
-    .replaceAll("$PWD/src/mod.ts", `${ROOT}/src/mod.ts`)
-    .replaceAll("localhost:8080", `127.0.0.1:${port}`)
-    .replaceAll("../pod-broker", ROOT);
-}
-
-/** One section's sh and file blocks as a bash script. */
-function scriptOf(blocks: DocBlock[], port: number): string {
-  const script = ["set -euo pipefail", "shopt -s expand_aliases"];
+function scriptOf(
+  blocks: DocBlock[],
+  port: number,
+  aliases: readonly string[],
+): string {
+  const script = ["set -euo pipefail", "shopt -s expand_aliases", ...aliases];
   for (const block of blocks) {
     const file = /^file (\S+)$/.exec(block.marker ?? "");
     if (file) {
@@ -47,19 +55,45 @@ function scriptOf(blocks: DocBlock[], port: number): string {
   return script.join("\n") + "\n";
 }
 
-Deno.test("the README's and the tutorial's commands run as written", async () => {
+/**
+ * The call example's promise: the printed URL sends the browser on to the
+ * pod's own origin, where calls work.
+ */
+async function onItsOwnOrigin(printed: string): Promise<void> {
+  const url = printed.trim().split("\n").at(-1)!;
+  const response = await fetch(url, { redirect: "manual" });
+  await response.body?.cancel();
+  assert.equal(response.status, 302, `${url} answers`);
+  assert.match(
+    response.headers.get("Location") ?? "",
+    /^http:\/\/[a-z2-7]{20}\.localhost:\d+\/$/,
+  );
+}
+
+/** The broker a section's page starts, if it has a `broker:` block. */
+function brokerOf(blocks: DocBlock[]): DocBlock | undefined {
+  return blocks.find((block) =>
+    block.lang === "sh" && block.marker?.startsWith("broker: ")
+  );
+}
+
+Deno.test("the README's, the tutorial's and the call example's commands run as written, in order, on one broker at a time and with one key", async () => {
   const blocks = await allBlocks();
   const opening = blocks.find((block) => block.page === "README.md")!;
   assert.match(opening.marker ?? "", /^broker: /);
   // The broker, started with the README's first line.
-  const first = opening.text.split("\n")[0]!.replace(/\s+#.*$/, "");
-  const [program, ...args] = substitute(first, 0).split(/\s+/);
-  assert.equal(program, Deno.execPath());
-  const portAt = args.indexOf("--port");
-  args.splice(portAt, 2, "--port", "0", "--hostname", "127.0.0.1");
-  await using broker = await spawnBroker(args, ROOT);
+  let args = brokerArgs(opening.text);
+  let broker: BrokerProcess = await spawnBroker(args, ROOT);
 
   const temp = await Deno.makeTempDir({ prefix: "pod-docs-" });
+  // The reader's home, where `init` keeps the author key (`~/.config/...`,
+  // as the pages name it): the test's own folder, never the home of
+  // whoever runs it. Deno keeps its cache where it is.
+  const home = join(temp, "home");
+  await Deno.mkdir(home);
+  const env = { HOME: home, XDG_CONFIG_HOME: "", DENO_DIR: await denoDir() };
+  await using scratch = await keepScratch();
+  const aliases: string[] = [];
   try {
     for (
       const [page, { sections, inRepository, expected }] of Object.entries(
@@ -72,28 +106,49 @@ Deno.test("the README's and the tutorial's commands run as written", async () =>
           block.page === page && block.section === section
         );
         assert.ok(own.length > 0, `${name} has blocks`);
+        const other = brokerOf(own);
+        if (other && other !== opening) {
+          const wanted = brokerArgs(other.text);
+          if (wanted.join(" ") !== args.join(" ")) {
+            await broker.stop();
+            [args, broker] = [wanted, await spawnBroker(wanted, ROOT)];
+          }
+        }
         const cwd = inRepository?.includes(section)
           ? ROOT
           : await Deno.makeTempDir({ dir: temp });
         const path = join(temp, `${page.replaceAll("/", "_")}-${index}.sh`);
-        await Deno.writeTextFile(path, scriptOf(own, broker.port));
-        // `pod-broker init` keeps the author key under XDG_CONFIG_HOME:
-        // the test's own folder, never the home of whoever runs it.
-        const result = await runCommand("bash", [path], {
-          cwd,
-          env: { XDG_CONFIG_HOME: join(temp, "config") },
-        });
+        const script = scriptOf(own, broker.port, aliases);
+        await Deno.writeTextFile(path, script);
+        aliases.push(...script.match(/^alias .*$/gm) ?? []);
+        const result = await runCommand("bash", [path], { cwd, env });
         assert.equal(
           result.code,
           0,
           `${name} failed:\n${result.stdout}\n${result.stderr}`,
         );
+        if (page === "docs/authors/calls.md") {
+          await onItsOwnOrigin(result.stdout);
+        }
         for (const pattern of expected?.[section] ?? []) {
-          assert.match(result.stdout, pattern, `${name} printed`);
+          assert.match(
+            result.stdout,
+            pattern,
+            `${name} printed:\n${result.stdout}`,
+          );
         }
       }
     }
+    const keys = [...Deno.readDirSync(join(home, ".config/pod-broker/keys"))];
+    assert.deepEqual(keys.map((key) => key.name), ["author.pem"], "one key");
+    // The reader's files are all in scratch/, which git ignores.
+    assert.deepEqual(scratch.leftovers(), [], "files left in the clone");
+    const ignored = await runCommand("git", ["check-ignore", "scratch/x"], {
+      cwd: ROOT,
+    });
+    assert.equal(ignored.stdout.trim(), "scratch/x", "git ignores scratch/");
   } finally {
+    await broker.stop();
     await Deno.remove(temp, { recursive: true });
   }
 });

@@ -16,6 +16,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import WebSocket from "ws";
 import { freePort, waitForPort } from "../support/ports.ts";
+import { nextEmit } from "../support/wait.ts";
 import {
   type HostAnswer,
   type HostRequestInit,
@@ -108,10 +109,7 @@ async function signalingSocket(port: number, host: string, ca: string) {
   const socket = new WebSocket(`wss://127.0.0.1:${port}/signal`, options);
   const frames: Record<string, unknown>[] = [];
   socket.on("message", (data) => frames.push(JSON.parse(String(data))));
-  await new Promise<void>((resolve, reject) => {
-    socket.once("open", () => resolve());
-    socket.once("error", reject);
-  });
+  await nextEmit(socket, "open", "the signaling socket through the front");
   const next = async (type: string) => {
     for (let i = 0; i < 500; i++) {
       const at = frames.findIndex((frame) => frame.type === type);
@@ -120,11 +118,11 @@ async function signalingSocket(port: number, host: string, ca: string) {
     }
     throw new Error(`no ${type} frame: ${JSON.stringify(frames)}`);
   };
-  const close = () =>
-    new Promise<void>((resolve) => {
-      socket.once("close", () => resolve());
-      socket.close();
-    });
+  const close = async () => {
+    const closed = nextEmit(socket, "close", "the signaling socket to close");
+    socket.close();
+    await closed;
+  };
   return { socket, next, close };
 }
 
@@ -169,7 +167,9 @@ async function checkFront(port: number, ca: string): Promise<void> {
   const policies = String(served.headers["content-security-policy"]);
   assert.match(policies, /allow-same-origin/);
   assert.ok(
-    policies.includes(`https://${podHost}:${port} wss://${podHost}:${port};`),
+    policies.includes(
+      `https://${podHost}:${port} wss://${podHost}:${port} data: blob:;`,
+    ),
     policies,
   );
   assert.equal((await send(port, podHost, "/health", ca)).status, 404);

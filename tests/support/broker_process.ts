@@ -1,8 +1,13 @@
 // The one way the tests start a broker as a process and wait until it
-// listens. Runtime-neutral (it imports `node:` built-ins only): the contract
-// suite imports it, and tests/contract/node_test.ts transpiles it for Node 22.
+// listens. Runtime-neutral (it imports `node:` built-ins and wait.ts): the
+// contract suite imports it, and tests/contract/node_test.ts transpiles it
+// for Node 22.
 import { spawn } from "node:child_process";
 import process from "node:process";
+import { within } from "./wait.ts";
+
+/** How long a broker may take to exit once signalled, before SIGKILL. */
+const STOP_MS = 30_000;
 
 /** The broker's "listening on http://HOST:PORT" line; group 1 is the port. */
 export const LISTENING: RegExp = /listening on http:\/\/[^"\s]+:(\d+)/;
@@ -56,6 +61,8 @@ export function spawnBroker(
     stdio: ["ignore", keep ? "pipe" : "ignore", "pipe"],
     env: { ...process.env, NO_COLOR: "1", ...env },
   });
+  // bounded: waited for within STOP_MS in stop(), or raced with the timer
+  // of the "listening" wait
   const exited = new Promise<number>((resolve) => {
     child.once("close", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
   });
@@ -67,7 +74,20 @@ export function spawnBroker(
       try {
         if (child.exitCode === null) process.kill(child.pid!, signal);
       } catch { /* it ended meanwhile */ }
-      return await exited;
+      try {
+        return await within(
+          exited,
+          `the broker (PID ${child.pid}) to exit after ${signal}`,
+          STOP_MS,
+        );
+      } catch (error) {
+        // It ignored the signal: SIGKILL ends it, then the test fails.
+        try {
+          process.kill(child.pid!, "SIGKILL");
+        } catch { /* it ended meanwhile */ }
+        await exited;
+        throw error;
+      }
     })();
     return stopped;
   };

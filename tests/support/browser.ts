@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import { CHROMIUM } from "./chat_journey_config.ts";
 import { gatedTest, inCi } from "./gated.ts";
+import { RUN_MS, WaitTimeout } from "./wait.ts";
 
 export { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 
@@ -30,16 +31,44 @@ export interface RunResult {
   output: string;
 }
 
-/** Runs a command to the end. */
-export async function run(cmd: string, args: string[]): Promise<RunResult> {
-  const { code, stdout, stderr } = await new Deno.Command(cmd, {
+/**
+ * Runs a command to the end; one still running after `ms` is killed, and
+ * the run fails with what it printed.
+ */
+export async function run(
+  cmd: string,
+  args: string[],
+  ms: number = RUN_MS,
+): Promise<RunResult> {
+  const child = new Deno.Command(cmd, {
     args,
     stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
     env: { NO_COLOR: "1" },
-  }).output();
+  }).spawn();
+  let late = false;
+  const timer = setTimeout(() => {
+    late = true;
+    child.kill("SIGKILL");
+  }, ms);
+  const { code, stdout, stderr } = await child.output().finally(() =>
+    clearTimeout(timer)
+  );
   const text = new TextDecoder();
-  return { code, output: text.decode(stdout) + text.decode(stderr) };
+  const output = text.decode(stdout) + text.decode(stderr);
+  if (late) {
+    const what = `${[cmd, ...args].join(" ")} to exit`;
+    throw new Error(`${new WaitTimeout(what, ms).message}:\n${output}`);
+  }
+  return { code, output };
 }
+
+/**
+ * How long a journey may take: the call journey took 11 minutes with both
+ * cores busy with other work (a load average near 40).
+ */
+const JOURNEY_MS = 1_800_000;
 
 /** The first of `setups` that works in a fresh network namespace, or null. */
 async function namespaceSetup(setups: string[]): Promise<string | null> {
@@ -89,8 +118,12 @@ export async function runJourney(
   const quoted = command.map((part) => `'${part.replaceAll("'", `'\\''`)}'`)
     .join(" ");
   const result = setup === null
-    ? await run(command[0]!, command.slice(1))
-    : await run("unshare", ["-n", "sh", "-c", `${setup} && exec ${quoted}`]);
+    ? await run(command[0]!, command.slice(1), JOURNEY_MS)
+    : await run(
+      "unshare",
+      ["-n", "sh", "-c", `${setup} && exec ${quoted}`],
+      JOURNEY_MS,
+    );
   return { ...result, setup };
 }
 

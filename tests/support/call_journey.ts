@@ -104,6 +104,20 @@ function hooks(relay: boolean): void {
     constructor(config = {}) {
       super(relay ? { ...config, iceTransportPolicy: "relay" } : config);
       page.pcs.push(this);
+      // When each connection changed state or was closed, for a failure's
+      // diagnosis (a link that never connects is given up after a while).
+      const n = page.pcs.length - 1;
+      const note = (what: string) =>
+        page.told.push(`${Math.round(performance.now())} pc${n} ${what}`);
+      this.addEventListener(
+        "connectionstatechange",
+        () => note(this.connectionState),
+      );
+      const close = this.close.bind(this);
+      this.close = () => {
+        note("close()");
+        close();
+      };
     }
     setConfiguration(config = {}) {
       return super.setConfiguration(
@@ -111,6 +125,11 @@ function hooks(relay: boolean): void {
       );
     }
   };
+}
+
+/** Prints that `step` passed, and when (seconds since the journey began). */
+function passed(step: string): void {
+  console.log(`${step} (at ${Math.round(performance.now() / 1000)} s)`);
 }
 
 interface Visitor {
@@ -123,6 +142,10 @@ const visitors: Visitor[] = [];
 
 /** What each open page's connections and tiles are, printed on a failure. */
 async function diagnose(): Promise<void> {
+  console.error(
+    `at ${Math.round(performance.now() / 1000)} s; each page's times are ` +
+      "ms since it opened:",
+  );
   for (const v of visitors) {
     const state = await v.page.evaluate(() => {
       const page = globalThis as unknown as {
@@ -320,7 +343,7 @@ async function call(browser: Browser, pod: Uint8Array): Promise<void> {
       await visit(browser, url),
     ] as [Visitor, Visitor, Visitor];
     await seesEveryone([alice, bob, carol]);
-    console.log("three visitors see and hear each other");
+    passed("three visitors see and hear each other");
 
     // A mute is seen by the others, and so is its end.
     await alice.page.click("#mic", ACT);
@@ -349,12 +372,12 @@ async function call(browser: Browser, pod: Uint8Array): Promise<void> {
     await hearsAudio(alice, bob.id);
     await bob.page.click("#cam", ACT);
     for (const v of [alice, carol]) await seesVideo(v, bob.id, "camera");
-    console.log("mute and camera off seen remotely");
+    passed("mute and camera off seen remotely");
 
     // A screen share arrives as a track of its own.
     await alice.page.click("#screen", ACT);
     for (const v of [bob, carol]) await seesVideo(v, alice.id, "screen");
-    console.log("screen share arrives");
+    passed("screen share arrives");
 
     // ICE restarts (new credentials at both ends): media flow on.
     const ufrags = () =>
@@ -392,7 +415,7 @@ async function call(browser: Browser, pod: Uint8Array): Promise<void> {
       await seesVideo(v, alice.id, "screen");
       await seesVideo(alice, v.id, "camera");
     }
-    console.log("ICE restarts keep media flowing");
+    passed("ICE restarts keep media flowing");
 
     // Carol leaves: her tiles go at the others (and her load off the
     // machine: two busy cores encode every camera once per peer).
@@ -425,7 +448,7 @@ async function call(browser: Browser, pod: Uint8Array): Promise<void> {
       tile(bob.id, "camera", '[data-mic="on"]'),
       WAIT,
     );
-    console.log("a late visitor gets every track, after a broker restart");
+    passed("a late visitor gets every track, after a broker restart");
 
     // Sharing stops: the screen's tile goes at the others.
     await alice.page.click("#screen", ACT);
@@ -467,7 +490,7 @@ async function relayOnly(browser: Browser, pod: Uint8Array): Promise<void> {
       assert.equal(route, "relayed");
     }
     for (const v of pair) await v.page.context().close();
-    console.log("a relay-only call goes through coturn");
+    passed("a relay-only call goes through coturn");
   } finally {
     await b.stop();
   }
@@ -532,7 +555,7 @@ async function refusals(browser: Browser, pod: Uint8Array): Promise<void> {
   } finally {
     await b.stop();
   }
-  console.log("refusals ok");
+  passed("refusals ok");
 }
 
 /**

@@ -1,8 +1,9 @@
-// Builds a pod that uses real npm packages (yjs, y-webrtc, peerjs) with the
-// project's own `build`: the app folder is copied to a temp dir, given a
-// package.json that pins the packages at deno.json's exact versions (and
-// the project's deno.lock, so their dependencies are the locked ones), and
-// `deno install` lays out its node_modules, where the bundler finds them.
+// Builds a pod that uses real npm packages (yjs, y-webrtc, peerjs,
+// trystero) with the project's own `build`: the app folder is copied to a
+// temp dir, given a package.json that pins the packages at deno.json's
+// exact versions (and the project's deno.lock, so their dependencies are the
+// locked ones), and `deno install` lays out its node_modules, where the
+// bundler finds them.
 // Runs outside the journeys' network namespace: the first install may fetch.
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,7 +15,7 @@ import { newSeed } from "./helpers.ts";
 const ROOT = new URL("../..", import.meta.url).pathname;
 
 /** The npm packages a compat pod may use, as deno.json pins them. */
-const PACKAGES = ["yjs", "y-webrtc", "peerjs"] as const;
+const PACKAGES = ["yjs", "y-webrtc", "peerjs", "trystero"] as const;
 
 /** `{ name: version }` of the packages, from deno.json's `npm:` imports. */
 export function pinnedPackages(): Record<string, string> {

@@ -122,9 +122,11 @@ export async function blocksRunBy(
 }
 
 /**
- * The pages whose sh blocks run as one bash script a section (the newcomer's
- * path), what each section's script must print, and which sections run in
- * the repository itself rather than an empty folder.
+ * The pages whose sh blocks run as one bash script a section, in this order:
+ * the newcomer's path (the README, the tutorial, then calls), on one broker
+ * at a time and with one author key. What each section's script must print,
+ * and which sections run in the repository itself rather than an empty
+ * folder.
  */
 export const RUNNABLE: Readonly<
   Record<string, {
@@ -135,6 +137,7 @@ export const RUNNABLE: Readonly<
 > = {
   "README.md": {
     sections: ["", "A 60-second tour"],
+    inRepository: ["", "A 60-second tour"],
     expected: {
       "A 60-second tour": [
         /"status":"ok"/,
@@ -145,7 +148,7 @@ export const RUNNABLE: Readonly<
   },
   "docs/authors/tutorial.md": {
     sections: ["", "Try the chat pod in two tabs"],
-    inRepository: ["Try the chat pod in two tabs"],
+    inRepository: ["", "Try the chat pod in two tabs"],
     expected: {
       "": [
         /"name": "Hello room"/,
@@ -154,6 +157,13 @@ export const RUNNABLE: Readonly<
       "Try the chat pod in two tabs": [
         /^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9]{12}\n$/,
       ],
+    },
+  },
+  "docs/authors/calls.md": {
+    sections: ["The call example"],
+    inRepository: ["The call example"],
+    expected: {
+      "The call example": [/^http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9]{12}\n$/],
     },
   },
 };

@@ -1,10 +1,11 @@
 // One HTTP(S) request to 127.0.0.1 with a Host header of the test's choice
 // (fetch cannot set Host). Runtime-neutral (it imports `node:` built-ins
-// only): the contract suite imports it, and tests/contract/node_test.ts
+// and wait.ts): the contract suite imports it, and tests/contract/node_test.ts
 // transpiles it for Node 22.
 import { Buffer } from "node:buffer";
 import { type IncomingHttpHeaders, request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
+import { WAIT_MS, WaitTimeout } from "./wait.ts";
 
 /** A response read by {@linkcode requestWithHost}. */
 export interface HostAnswer {
@@ -59,6 +60,10 @@ export function requestWithHost(
       },
     );
     req.on("error", reject);
+    // A request that gets no answer (or not all of it) fails, naming it.
+    req.setTimeout(WAIT_MS, () => {
+      req.destroy(new WaitTimeout(`${method} ${path} on ${host}`, WAIT_MS));
+    });
     req.end(body);
   });
 }

@@ -16,6 +16,14 @@ export const HOSTILE = `
 const A62 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const H = window.H = { links: new Map(), hellos: {}, joined: [], chain: Promise.resolve() };
 const put = (frame) => H.ws.send(JSON.stringify(frame));
+// Every wait fails after a while, naming what it waited for.
+const within = (promise, what, ms = 30000) => {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error("Timed out after " + ms + " ms waiting for " + what)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+};
 const describe = (sid, pc) => put({ type: "signal", to: sid,
   data: { sdp: { type: pc.localDescription.type, sdp: pc.localDescription.sdp } } });
 H.join = async (session) => {
@@ -26,16 +34,16 @@ H.join = async (session) => {
   const url = new URL("/signal", location.href);
   url.protocol = "ws:";
   H.ws = new WebSocket(url);
-  await new Promise((resolve) => H.ws.onopen = resolve);
+  await within(new Promise((resolve) => H.ws.onopen = resolve), "the hostile peer's socket to open");
   put({ type: "join", session });
-  return await new Promise((resolve) => {
+  return await within(new Promise((resolve) => {
     H.ws.onmessage = ({ data }) => {
       const m = JSON.parse(data);
       if (m.type === "joined") { H.sid = m.peerId; H.peers = m.peers; resolve(m.peerId); }
       if (m.type === "peer-joined") H.joined.push(m.peerId);
       if (m.type === "signal") H.chain = H.chain.then(() => H.signal(m.from, m.data)).catch(() => {});
     };
-  });
+  }), "the hostile peer's joined frame");
 };
 H.link = (sid) => {
   let link = H.links.get(sid);
@@ -49,7 +57,9 @@ H.link = (sid) => {
     const bytes = new Uint8Array(data);
     if (bytes[0] & 4) H.hellos[sid] = JSON.parse(new TextDecoder().decode(bytes.subarray(1)));
   };
+  // bounded: awaited through within() in H.connect
   link = { pc, dc, open: new Promise((resolve) => dc.onopen = resolve) };
+  // bounded: only raced with the channel draining in H.flood
   link.closed = new Promise((resolve) => dc.onclose = resolve);
   H.links.set(sid, link);
   return link;
@@ -65,8 +75,11 @@ H.signal = async (from, data) => {
 H.connect = async (sid) => {
   const link = H.link(sid);
   if (H.sid > sid) { await link.pc.setLocalDescription(); describe(sid, link.pc); }
-  await link.open;
-  while (!H.hellos[sid]) await new Promise((resolve) => setTimeout(resolve, 20));
+  await within(link.open, "the data channel to " + sid + " to open");
+  for (let i = 0; !H.hellos[sid]; i++) {
+    if (i === 1500) throw new Error("Timed out waiting for the hello of " + sid);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   return H.hellos[sid];
 };
 H.send = (sid, flags, text) => {
@@ -83,7 +96,8 @@ H.flood = async (sid, bytes) => {
   dc.bufferedAmountLowThreshold = 1 << 20;
   while (sent < bytes && dc.readyState === "open") {
     if (dc.bufferedAmount > 4 << 20) {
-      await Promise.race([new Promise((resolve) => dc.onbufferedamountlow = resolve), H.links.get(sid).closed]);
+      await within(Promise.race([new Promise((resolve) => dc.onbufferedamountlow = resolve), H.links.get(sid).closed]),
+        "the channel to drain or close");
       continue;
     }
     dc.send(chunk);

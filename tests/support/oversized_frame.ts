@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { connect, type Socket } from "node:net";
 import { binaryFrameHeader, SIGNAL_UPGRADE } from "../contract/_wire.ts";
+import { nextEmit, within } from "./wait.ts";
 
 /** What announcing and streaming one oversized frame came to. */
 export interface OversizedFrame {
@@ -22,10 +23,7 @@ export async function sendOversizedFrame(
   size: number,
 ): Promise<OversizedFrame> {
   const socket: Socket = connect({ host: "127.0.0.1", port });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("connect", resolve);
-    socket.once("error", reject);
-  });
+  await nextEmit(socket, "connect", "the upgrade's connection");
   let received = new Uint8Array(0);
   let closed = false;
   socket.on("data", (chunk: Uint8Array) => {
@@ -35,6 +33,7 @@ export async function sendOversizedFrame(
     received = all;
   });
   socket.on("error", () => {});
+  // bounded: raced with a timer below, then the socket is destroyed
   const ended = new Promise<void>((resolve) =>
     socket.on("close", () => {
       closed = true;
@@ -56,15 +55,18 @@ export async function sendOversizedFrame(
     const flushed = socket.write(chunk.subarray(0, n));
     sent += n;
     if (!flushed) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          socket.off("drain", done);
-          socket.off("close", done);
-          resolve();
-        };
-        socket.on("drain", done);
-        socket.on("close", done);
-      });
+      await within(
+        new Promise<void>((resolve) => {
+          const done = () => {
+            socket.off("drain", done);
+            socket.off("close", done);
+            resolve();
+          };
+          socket.on("drain", done);
+          socket.on("close", done);
+        }),
+        `the broker to read the frame or close (${sent} bytes sent)`,
+      );
     }
   }
   // The broker ends the connection after its close frame (bounded wait).

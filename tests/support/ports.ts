@@ -44,15 +44,24 @@ export async function freePort(
   throw new Error("Cannot find a free port");
 }
 
-/** Whether something accepts a TCP connection on `host:port` now. */
-export function accepts(port: number, host = "127.0.0.1"): Promise<boolean> {
+/**
+ * Whether something accepts a TCP connection on `host:port` now (a
+ * connection not made within `timeoutMs` counts as no).
+ */
+export function accepts(
+  port: number,
+  host = "127.0.0.1",
+  timeoutMs = 5_000,
+): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
     const socket = connect(port, host);
-    socket.once("connect", () => {
+    const answer = (accepted: boolean) => {
       socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
+      resolve(accepted);
+    };
+    socket.setTimeout(timeoutMs, () => answer(false));
+    socket.once("connect", () => answer(true));
+    socket.once("error", () => answer(false));
   });
 }
 
@@ -111,6 +120,7 @@ export async function waitForStun(
 ): Promise<void> {
   const socket = createSocket("udp4");
   let done = false;
+  // bounded: raced with a sleep, in a loop that ends at the deadline
   const answered = new Promise<void>((resolve) =>
     socket.on("message", (message) => {
       if (message.length >= 20 && message.readUInt16BE(0) === 0x0101) {

@@ -403,7 +403,7 @@ Deno.test("runBuild() (the CLI) writes a signed pod, or exits 2 with one line", 
     stdout: "",
     stderr: `pod-broker: Cannot build '${
       join(dir, "missing.html")
-    }': missing.html: cannot read it (ENOENT)\n`,
+    }': no such file (see --help)\n`,
   });
 
   await mkdir(join(dir, "remote"));

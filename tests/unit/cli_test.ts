@@ -244,7 +244,7 @@ Deno.test("cli setup problems say what to do on one line, exit 2, not as a bug",
       await cli(["--port", String(taken), "--hostname", "127.0.0.1"]),
       2,
       new RegExp(
-        `^pod-broker: Cannot use --port '${taken}': is in use by another program: choose another`,
+        `^pod-broker: Cannot start: port ${taken} is in use by another program: choose another with --port`,
       ),
     );
   } finally {
@@ -301,11 +301,13 @@ Deno.test("cli: every sub-command answers --help with its own usage, exit 0", as
     "build",
     "delete",
     "dev",
+    "import",
     "init",
     "keygen",
     "list",
     "publish",
     "sign",
+    "trust",
     "verify",
   ]);
   for (const name of names) {

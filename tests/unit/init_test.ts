@@ -129,8 +129,12 @@ Deno.test("init --key reuses a given key; build and publish in the folder sign w
     made.stdout,
     new RegExp(`\\(reused; public key ${publicKey}\\)`),
   );
-  // No per-user key was made.
-  await assert.rejects(stat(join(config, "pod-broker")));
+  // No per-user key was made (only the record of the folder init made).
+  await assert.rejects(stat(join(config, "pod-broker", "keys")));
+  const record = JSON.parse(
+    await readFile(join(config, "pod-broker", "folders.json"), "utf8"),
+  );
+  assert.deepEqual(record, { folders: { [await Deno.realPath(dir)]: key } });
 
   const out = join(dir, "hello.pod.html");
   const built = await cliIn(config, ["build", "index.html", "--out", out], dir);

@@ -1,7 +1,7 @@
 /**
  * `GET`/`HEAD /` on the broker's host: a small static page that says what
  * this broker is, its version, where `/health` is, how to upload and where
- * the documentation is; with `Accept: application/json`, the same facts as
+ * the documentation is (it links only to its own paths); with `Accept: application/json`, the same facts as
  * JSON. It holds no user content (not even the `Host` it was asked by), so
  * it is built once per broker, and it carries a strict policy of its own:
  * no script, no load, one hashed stylesheet. A pod host's `/` is the pod,
@@ -16,8 +16,12 @@ import { VERSION } from "../../version.ts";
 import { heldResponse } from "../../_util/held_body.ts";
 import type { RouteRequest } from "../router.ts";
 
-/** Where the documentation is read. */
-export const DOCS_URL = "https://jsr.io/@pod/broker";
+/**
+ * Where the documentation is read: it ships with the source the broker runs
+ * from, so the page names it rather than link to a site.
+ */
+export const DOCS =
+  "README.md and docs/ in the pod-broker source: a clone of its repository, or the README.md of the npm package";
 
 /** The facts the front page states, in HTML and as JSON. */
 export interface FrontFacts {
@@ -38,7 +42,7 @@ export interface FrontFacts {
   };
   /** The WebSocket signaling path. */
   signaling: string;
-  /** The documentation. */
+  /** Where the documentation is: files of the source, not a link. */
   docs: string;
 }
 
@@ -91,7 +95,7 @@ export function frontFacts(options: FrontPageOptions): FrontFacts {
       maxBytes: options.maxBlobBytes,
     },
     signaling: "/signal",
-    docs: DOCS_URL,
+    docs: DOCS,
   };
 }
 
@@ -196,7 +200,7 @@ function renderHtml(facts: FrontFacts): string {
     e(facts.upload.contentType)
   }</code>, at most ${mib} MiB; the answer names the pod's URL.</li>
 <li>Signaling: a WebSocket at <code>${e(facts.signaling)}</code>.</li>
-<li>Documentation: <a href="${e(facts.docs)}">${e(facts.docs)}</a></li>
+<li>Documentation: ${e(facts.docs)}.</li>
 </ul>
 </body>
 </html>

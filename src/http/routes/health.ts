@@ -30,16 +30,19 @@ export const HEALTH_MAX_ORIGIN_CHARS = 256;
  * @param compat The live figures of each dialect that is on
  * (`/y-webrtc`: sockets and topics; `/peerjs`: sockets and ids), reported
  * as `compat` when any is.
- * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`,
- * plus `podOrigins` with a pod domain, `originsOmitted` when origins were
- * left out, and `bus` (`"up"` or `"down"`) when a signaling bus is
- * configured.
+ * @param draining Whether the broker is draining: then the status is 503
+ * and `"status":"draining"`, so that a load balancer sends it no more.
+ * @returns 200 `{status,version,uptimeSeconds,sessions,peers,origins}`
+ * (503 while draining), plus `podOrigins` with a pod domain,
+ * `originsOmitted` when origins were left out, and `bus` (`"up"` or
+ * `"down"`) when a signaling bus is configured.
  */
 export function handleHealth(
   stats: HubStats,
   startedAt: number,
   compat: Record<string, Record<string, number>> = {},
   isPodOrigin?: (origin: string) => boolean,
+  draining = false,
 ): Response {
   const origins: string[] = [];
   let omitted = 0;
@@ -56,16 +59,20 @@ export function handleHealth(
       omitted++;
     }
   }
-  return jsonResponse({
-    status: "ok",
-    version: VERSION,
-    uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
-    sessions: stats.sessions,
-    peers: stats.peers,
-    origins,
-    ...(isPodOrigin === undefined ? {} : { podOrigins: pods }),
-    ...(omitted === 0 ? {} : { originsOmitted: omitted }),
-    ...(Object.keys(compat).length === 0 ? {} : { compat }),
-    ...(stats.bus === undefined ? {} : { bus: stats.bus }),
-  }, { "Cache-Control": "no-store" });
+  return jsonResponse(
+    {
+      status: draining ? "draining" : "ok",
+      version: VERSION,
+      uptimeSeconds: Math.floor((Date.now() - startedAt) / 1000),
+      sessions: stats.sessions,
+      peers: stats.peers,
+      origins,
+      ...(isPodOrigin === undefined ? {} : { podOrigins: pods }),
+      ...(omitted === 0 ? {} : { originsOmitted: omitted }),
+      ...(Object.keys(compat).length === 0 ? {} : { compat }),
+      ...(stats.bus === undefined ? {} : { bus: stats.bus }),
+    },
+    { "Cache-Control": "no-store" },
+    draining ? 503 : 200,
+  );
 }

@@ -1,6 +1,6 @@
 /**
- * The signaling dialects for apps written for other libraries (y-webrtc
- * and PeerJS): their names, the bounds that each dialect adds to the
+ * The signaling dialects for apps written for other libraries (y-webrtc,
+ * PeerJS and Nostr relays, as Trystero uses them): their names, the bounds that each dialect adds to the
  * limits of protocol version 1, and the namespace a socket lives in. Every
  * number here is named once.
  *
@@ -8,10 +8,14 @@
  */
 
 /** The dialects, in the order `--compat` lists them. */
-export const COMPAT_DIALECTS: readonly CompatDialect[] = ["y-webrtc", "peerjs"];
+export const COMPAT_DIALECTS: readonly CompatDialect[] = [
+  "y-webrtc",
+  "peerjs",
+  "nostr",
+];
 
-/** One dialect: `y-webrtc` (`/y-webrtc`) or `peerjs` (`/peerjs`). */
-export type CompatDialect = "y-webrtc" | "peerjs";
+/** One dialect: `y-webrtc` (`/y-webrtc`), `peerjs` (`/peerjs`) or `nostr` (`/nostr`). */
+export type CompatDialect = "y-webrtc" | "peerjs" | "nostr";
 
 /** Topics one `/y-webrtc` socket may be subscribed to at once. */
 export const MAX_TOPICS_PER_SOCKET = 16;
@@ -59,6 +63,42 @@ export const MAX_PEERJS_QUEUED_BYTES: number = 64 * 1_024;
  * past it, new contacts are not remembered.
  */
 export const MAX_PEERJS_CONTACTS = 256;
+
+/** Subscriptions one `/nostr` socket may hold at once. */
+export const MAX_NOSTR_SUBSCRIPTIONS = 16;
+
+/** Filters one Nostr `REQ` may carry. */
+export const MAX_NOSTR_FILTERS = 16;
+
+/**
+ * Values one field of a Nostr filter (`ids`, `authors`, `kinds`, a
+ * `#<letter>` tag) may list.
+ */
+export const MAX_NOSTR_FILTER_VALUES = 256;
+
+/** The longest Nostr subscription id, as NIP-01 bounds it. */
+export const MAX_NOSTR_SUBSCRIPTION_CHARS = 64;
+
+/** The largest Nostr `EVENT` frame, in UTF-8 bytes. */
+export const MAX_NOSTR_EVENT_BYTES = 16_384;
+
+/** The longest value of a Nostr tag, or of a `#<letter>` filter value. */
+export const MAX_NOSTR_TAG_CHARS = 1_024;
+
+/** Tags one Nostr event may carry. */
+export const MAX_NOSTR_TAGS = 64;
+
+/** The Nostr kinds this relay accepts: the ephemeral ones (NIP-01). */
+export const NOSTR_EPHEMERAL_KINDS = { min: 20_000, max: 29_999 } as const;
+
+/**
+ * How long a Nostr event id is remembered after it was relayed: the same
+ * event again within it is answered `duplicate:` and not relayed again.
+ */
+export const NOSTR_DUPLICATE_WINDOW_MS = 10_000;
+
+/** Nostr event ids remembered at most (the oldest go first). */
+export const MAX_NOSTR_RECENT_IDS = 8_192;
 
 /**
  * The namespace of a socket's topics and ids: the page's origin, the

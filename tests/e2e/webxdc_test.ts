@@ -1,0 +1,26 @@
+// A real webxdc app (poll.xdc, unmodified) imported as a pod and run by
+// three visitors in Chromium on the pod's own origin (see
+// webxdc_journey.ts). The journey runs in a child process, inside a
+// loopback-only network namespace when this is root and `unshare` works.
+// Then hello.xdc with a Chromium and a Firefox visitor, in a namespace with
+// a veth pair (firefox.ts says why).
+import { journeyTest } from "../support/browser.ts";
+import {
+  crossBrowserTest,
+  firefoxNotice,
+  runFirefoxJourney,
+} from "../support/firefox.ts";
+import { supportFile } from "../support/paths.ts";
+
+journeyTest(
+  "the webxdc browser test",
+  "webxdc: poll.xdc as a pod: A's vote shows at B, A reloads alone and keeps the state, C comes later and gets the whole history, the broker carries no update",
+  "webxdc_journey.ts",
+);
+
+firefoxNotice("the webxdc Firefox and Chromium journey");
+
+crossBrowserTest(
+  "webxdc: hello.xdc as a pod with a Chromium and a Firefox visitor: each one's message shows at the other, and Firefox alone reloads and keeps both",
+  () => runFirefoxJourney(supportFile("webxdc_firefox_journey.ts")),
+);
