@@ -175,7 +175,9 @@ if (self.origin === "null" || !navigator.mediaDevices?.getUserMedia) {
 
 let room: Room;
 try {
-  room = await joinRoom();
+  // "#private" asks for a private call: the client makes its secret and
+  // writes it to the fragment, so the link to share is the call's key.
+  room = await joinRoom({ private: location.hash === "#private" });
 } catch (error) {
   const message = (error as Error).message;
   if (message.includes("session_full")) {
@@ -185,6 +187,13 @@ try {
   } else setStatus("error", message);
   throw error;
 }
+share.href = share.textContent = location.href;
+// Offered in an open room: the "#private" link starts a private one.
+$("private").hidden = room.private;
+$("private").addEventListener(
+  "click",
+  () => setTimeout(() => location.reload()),
+);
 $("me").textContent = nick(room.peerId);
 $("me").title = room.peerId;
 const showOnline = () =>

@@ -63,7 +63,9 @@ function note(text: string): void {
 
 let room: Room;
 try {
-  room = await joinRoom();
+  // "#private" asks for a private room: the client makes its secret and
+  // writes it to the fragment, so the link to share is the room's key.
+  room = await joinRoom({ private: location.hash === "#private" });
 } catch (error) {
   const message = (error as Error).message;
   if (message.includes("session_full")) {
@@ -79,6 +81,12 @@ try {
 meEl.textContent = room.peerId;
 const history = loadHistory(`chat-history:${room.session}`);
 shareEl.href = shareEl.textContent = location.href;
+// Offered in an open room: the "#private" link starts a private one.
+$("private").hidden = room.private;
+$("private").addEventListener(
+  "click",
+  () => setTimeout(() => location.reload()),
+);
 const showOnline = () =>
   room.online
     ? setStatus(

@@ -23,7 +23,6 @@ import {
   type PodDomainListing,
 } from "../serving/pod_origin.ts";
 import { POD_PERMISSIONS, type PodPermission } from "../serving/permissions.ts";
-import type { CliFlagSpec, OptionSpec, TableRow } from "./row.ts";
 import {
   COMPAT_DIALECTS,
   type CompatDialect,
