@@ -50,7 +50,7 @@ export function fileProblem(error: unknown): string {
 }
 
 /**
- * Reads `path` (`-`: standard input) once, to the end.
+ * Reads `path` (`-` or `/dev/stdin`: standard input) once, to the end.
  *
  * @param path The path as given.
  * @returns Its bytes.
@@ -58,13 +58,16 @@ export function fileProblem(error: unknown): string {
  * {@linkcode MAX_INPUT_BYTES}, or is standard input left to a terminal.
  */
 export async function readInput(path: string): Promise<Input> {
-  if ((path === "-" || path === "/dev/stdin") && process.stdin.isTTY) {
+  // `/dev/stdin` is read as standard input, not opened: where standard input
+  // is a socket (a program's spawned child on Node), opening it fails.
+  const stdin = path === "-" || path === "/dev/stdin";
+  if (stdin && process.stdin.isTTY) {
     // Nothing was piped in: waiting for the terminal would look like a hang.
     throw new UsageError(
       `Cannot read '${path}': standard input is a terminal; pipe a page into it (pod-broker build index.html | ...)`,
     );
   }
-  const source = path === "-" ? process.stdin : createReadStream(path);
+  const source = stdin ? process.stdin : createReadStream(path);
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
@@ -81,7 +84,7 @@ export async function readInput(path: string): Promise<Input> {
     if (error instanceof UsageError) throw error;
     throw new UsageError(`Cannot read '${path}': ${fileProblem(error)}`);
   } finally {
-    if (path !== "-") (source as { destroy(): void }).destroy();
+    if (!stdin) (source as { destroy(): void }).destroy();
   }
   const bytes = new Uint8Array(size);
   let at = 0;

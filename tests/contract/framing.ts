@@ -3,7 +3,8 @@
 // 6.1 calls faulty. A front that reads such a body by its Content-Length,
 // or not at all, would see one request where the broker sees two.
 import assert from "node:assert/strict";
-import { sleep, startServer } from "./_servers.ts";
+import { startServer } from "./_servers.ts";
+import { within } from "../support/wait.ts";
 import { test } from "./_suite.ts";
 import { RawConnection } from "./_wire.ts";
 
@@ -23,16 +24,11 @@ for (const method of ["POST /pods", "GET /health"]) {
           `Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n` +
           `0\r\n\r\n${hidden}`,
       );
-      await Promise.race([conn.ended, sleep(5_000)]);
+      // The broker closes the connection after its one answer.
+      await within(conn.ended, "the connection to close after the 400");
       const lines = statusLines(conn.text());
       assert.equal(lines.length, 1, `answers: ${JSON.stringify(lines)}`);
       assert.match(lines[0]!, / 400 /);
-      // The connection is closed, not left open for the hidden request.
-      const closed = await Promise.race([
-        conn.ended.then(() => true),
-        sleep(1_000).then(() => false),
-      ]);
-      assert.ok(closed, "the connection stayed open");
     } finally {
       await conn.close();
     }

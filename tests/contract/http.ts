@@ -769,7 +769,10 @@ test("GET /:id from the ready-response cache: same bytes every time, gone at onc
     });
     await got.body?.cancel();
     const csp = got.headers.get("Content-Security-Policy") ?? "";
-    assert.match(csp, new RegExp(`ws://${host.replace(".", "\\.")};`));
+    assert.match(
+      csp,
+      new RegExp(`ws://${host.replace(".", "\\.")} data: blob:;`),
+    );
   }
   // Taken down: 410 at once, cached or not.
   assert.equal(await registry.deletePod(ids[0]!), true);
