@@ -33,6 +33,11 @@ export interface BrokerProcess extends AsyncDisposable {
   output(): { stdout: string; stderr: string };
   /** Sends `signal` (SIGTERM) and resolves with the exit code. */
   stop(signal?: "SIGTERM" | "SIGKILL"): Promise<number>;
+  /**
+   * Resolves with the exit code once it ends by itself, sending nothing
+   * (a signal sent as it ends would race its exit); rejects after 30 s.
+   */
+  exited(): Promise<number>;
 }
 
 /** How {@linkcode spawnBroker} runs it. */
@@ -117,6 +122,8 @@ export function spawnBroker(
         log: logged,
         output: () => ({ stdout, stderr: log }),
         stop,
+        exited: () =>
+          within(exited, `the broker (PID ${child.pid}) to exit`, STOP_MS),
         [Symbol.asyncDispose]: async () => void await stop(),
       });
     });
