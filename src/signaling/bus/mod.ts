@@ -23,6 +23,7 @@
  */
 
 import type { CompatBus } from "./compat.ts";
+import { LocalCompatEngine } from "./local_compat.ts";
 
 export type { CompatBus, CompatBusListener } from "./compat.ts";
 
@@ -118,10 +119,10 @@ export interface Bus {
   /** Removes this node's peers from the bus and disconnects. */
   close(): Promise<void>;
   /**
-   * The y-webrtc topics and PeerJS ids shared with the other nodes;
-   * without it, the dialects' topics and ids are each broker's own.
+   * The dialects' shared state (`/y-webrtc` and `/nostr` topics, PeerJS
+   * ids) on the same engine: the part the dialect hubs cross brokers by.
    */
-  readonly compat?: CompatBus;
+  readonly compat: CompatBus;
 }
 
 /**
@@ -142,7 +143,8 @@ export interface Bus {
 export function isBus(value: unknown): value is Bus {
   if (typeof value !== "object" || value === null) return false;
   const bus = value as Record<string, unknown>;
-  return typeof bus.node === "string" &&
+  return typeof bus.node === "string" && typeof bus.compat === "object" &&
+    bus.compat !== null &&
     BUS_METHODS.every((name) => typeof bus[name] === "function");
 }
 
@@ -184,6 +186,7 @@ export class LocalBus {
   #peers = new Map<string, string>();
   #nodes = new Map<string, LocalBusNode>();
   #count = 0;
+  #compat = new LocalCompatEngine();
 
   /**
    * A new node on this bus.
@@ -191,7 +194,8 @@ export class LocalBus {
    * @returns The node's {@linkcode Bus}.
    */
   connect(): Bus {
-    const node = new LocalBusNode(this, `local-${++this.#count}`);
+    const id = `local-${++this.#count}`;
+    const node = new LocalBusNode(this, id, this.#compat.connect(id));
     this.#nodes.set(node.node, node);
     return node;
   }
@@ -252,6 +256,7 @@ export class LocalBus {
   /** @internal */
   _close(node: string): void {
     this.#nodes.delete(node);
+    this.#compat.drop(node);
     for (const [peerId, session] of [...this.#peers]) {
       if (this.#sessions.get(session)?.get(peerId) === node) {
         this._leave(node, session, peerId);
@@ -263,12 +268,14 @@ export class LocalBus {
 class LocalBusNode implements Bus {
   readonly node: string;
   readonly state: BusState = "up";
+  readonly compat: CompatBus;
   #bus: LocalBus;
   #listener: BusListener | undefined;
 
-  constructor(bus: LocalBus, node: string) {
+  constructor(bus: LocalBus, node: string, compat: CompatBus) {
     this.#bus = bus;
     this.node = node;
+    this.compat = compat;
   }
 
   attach(listener: BusListener): void {
