@@ -23,7 +23,7 @@ export type {
 } from "./http/broker.ts";
 export type { ObservedRequest } from "./http/observe.ts";
 export type { HeaderSource } from "./http/request_url.ts";
-export type { CompatAdmission } from "./http/router.ts";
+export type { CompatAdmission } from "./signaling/compat/dialects.ts";
 export type { CompatObserver } from "./signaling/compat/base.ts";
 export type { CompatDialect } from "./signaling/compat/limits.ts";
 export type { CompatSocketCounts } from "./operator/compat_metrics.ts";

@@ -29,7 +29,8 @@ import { type HubClient, SignalingHub } from "../signaling/hub.ts";
 import { SocketHub } from "../signaling/socket_hub.ts";
 import { CLOSE_CODES, CLOSE_DEADLINE_MS } from "../signaling/close.ts";
 import type { PeerSocket } from "../signaling/types.ts";
-import { createCompat } from "./compat.ts";
+import { Dialects } from "../signaling/compat/dialects.ts";
+import { dialectRoutes } from "./routes/dialects.ts";
 import { UploadBudget } from "./upload_budget.ts";
 import { PodHosts } from "./pod_host.ts";
 import { Metrics, type MetricsStats } from "../operator/metrics.ts";
@@ -109,8 +110,13 @@ export interface Broker {
  * @returns The broker.
  */
 export function createBroker(options: ResolvedOptions): Broker {
+  // The metrics come first: the pod hosts, hubs and routes report to them;
+  // once those exist, the metrics are shown what to read.
+  const metrics = options.metrics === null
+    ? null
+    : new Metrics({ problemCodes: Object.keys(PROBLEM_CODES) });
   // Every hit the registry is told of, on the broker host or a pod host.
-  const onHit = () => metrics?.podHit();
+  const onHit = metrics === null ? undefined : () => metrics.podHit();
   const podHosts = options.podDomain === null
     ? null
     : new PodHosts(options.podDomain, { ...options, onHit });
@@ -122,19 +128,15 @@ export function createBroker(options: ResolvedOptions): Broker {
     );
   }
   const state = { closing: false };
-  // Every socket of every dialect, and the rules they share.
-  const sockets = new SocketHub({
-    limits: options.signaling,
-    logger: options.logger,
-  });
+  const { sockets, hub, dialects } = createHubs(options, metrics);
   const admitSocket = (request: Request, path: string) =>
     admitSocketTo(request, path, { hub, sockets, state });
   const admit = ({ request }: RouteRequest) => admitSocket(request, "/signal");
-  // The metrics are made from the routes: the dialects reach them later.
-  const compat = createCompat(options, {
-    admit: admitSocket,
-    sockets,
-  }, () => metrics);
+  const dialectPaths = dialectRoutes(
+    options,
+    admitSocket,
+    (origin) => sockets.isOriginAllowed(origin),
+  );
   const budget = new UploadBudget(
     options.maxUploadBytesInFlight,
     options.maxUploadsPerAddress,
@@ -145,7 +147,7 @@ export function createBroker(options: ResolvedOptions): Broker {
     handleHealth(
       hub.stats,
       startedAt,
-      compat.health(),
+      dialects.health(),
       isPodOrigin,
       state.closing,
     );
@@ -162,25 +164,14 @@ export function createBroker(options: ResolvedOptions): Broker {
     budget,
     health,
     admit,
-    compatRoutes: compat.routes,
-    metrics: () => metrics,
+    dialectRoutes: dialectPaths,
+    metrics,
   });
-  const podRoutes = podHosts?.routes(admit, compat.routes) ?? [];
-  const metrics: Metrics | null = options.metrics === null
-    ? null
-    : new Metrics({
-      stats: (): MetricsStats => ({ ...hub.counts, compat: compat.counts() }),
-      // A pod host's routes (`/`, `/signal`) are labelled as they are named.
-      routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
-      problemCodes: Object.keys(PROBLEM_CODES),
-    });
-  const hub = new SignalingHub({
-    limits: options.signaling,
-    logger: options.logger,
-    iceServers: options.iceServersFor,
-    bus: options.bus,
-    observer: metrics ?? undefined,
-    sockets,
+  const podRoutes = podHosts?.routes(admit, dialectPaths) ?? [];
+  metrics?.watch({
+    // A pod host's routes (`/`, `/signal`) are labelled as they are named.
+    routes: [...new Set([...routes, ...podRoutes].map((r) => r.pattern))],
+    stats: (): MetricsStats => ({ ...hub.counts, compat: dialects.counts() }),
   });
   const { handle, ready, refuseMethod, isUpgradePath } = createPipeline(
     options,
@@ -207,7 +198,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   function connect(socket: PeerSocket, admission: Admission): HubClient {
     return admission.compat === undefined
       ? hub.connect(socket, admission.origin, admission.host)
-      : compat.connect(socket, admission.origin, admission.compat);
+      : dialects.connect(socket, admission.origin, admission.compat);
   }
 
   return {
@@ -221,6 +212,36 @@ export function createBroker(options: ResolvedOptions): Broker {
     metrics,
     shutdown,
   };
+}
+
+/** The socket hub, and on it `/signal`'s hub and the dialects'. */
+function createHubs(options: ResolvedOptions, metrics: Metrics | null): {
+  sockets: SocketHub;
+  hub: SignalingHub;
+  dialects: Dialects;
+} {
+  // Every socket of every dialect, and the rules they share.
+  const sockets = new SocketHub({
+    limits: options.signaling,
+    logger: options.logger,
+  });
+  const shared = {
+    limits: options.signaling,
+    logger: options.logger,
+    observer: metrics ?? undefined,
+    sockets,
+  };
+  const hub = new SignalingHub({
+    ...shared,
+    iceServers: options.iceServersFor,
+    bus: options.bus,
+  });
+  const dialects = new Dialects({
+    ...shared,
+    on: options.compat,
+    bus: options.bus?.compat,
+  });
+  return { sockets, hub, dialects };
 }
 
 /**
@@ -258,9 +279,8 @@ interface RouteParts {
   readonly budget: UploadBudget;
   readonly health: () => Response;
   readonly admit: (input: RouteRequest) => Response | Admission;
-  readonly compatRoutes: readonly Route[];
-  /** The metrics once made (they are made from the routes). */
-  readonly metrics: () => Metrics | null;
+  readonly dialectRoutes: readonly Route[];
+  readonly metrics: Metrics | null;
 }
 
 /** The route table: matching, 405s, preflights and metrics labels. */
@@ -283,8 +303,8 @@ function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
         input.id,
         uploadContext(options, parts, input),
       ),
-      () => metrics()?.updateAccepted(),
-      (code) => metrics()?.updateRefused(code),
+      () => metrics?.updateAccepted(),
+      (code) => metrics?.updateRefused(code),
     );
 
   const front = createFrontPage(options);
@@ -297,14 +317,14 @@ function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
         POST: (input) =>
           counted(
             handleUpload(input.request, uploadContext(options, parts, input)),
-            () => metrics()?.uploadAccepted(),
-            (code) => metrics()?.uploadRefused(code),
+            () => metrics?.uploadAccepted(),
+            (code) => metrics?.uploadRefused(code),
           ),
       },
     },
     { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
     { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
-    ...parts.compatRoutes,
+    ...parts.dialectRoutes,
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },
     {
       pattern: "/:id",

@@ -8,19 +8,9 @@
  * @module
  */
 
-import type { CompatDialect } from "../signaling/compat/limits.ts";
+import type { CompatAdmission } from "../signaling/compat/dialects.ts";
 import type { ReadyParts } from "../serving/pod_cache.ts";
 import type { HeaderSource } from "./request_url.ts";
-
-/** A dialect socket's admission: what its hub needs to know of it. */
-export interface CompatAdmission {
-  /** Which dialect. */
-  dialect: CompatDialect;
-  /** Its namespace (`namespaceOf`). */
-  namespace: string;
-  /** The query's `key`, `id` and `token` (PeerJS). */
-  params: Record<string, string>;
-}
 
 /** A request to a WebSocket route that the adapter should upgrade. */
 export interface Admission {
@@ -28,7 +18,7 @@ export interface Admission {
   origin: string | null;
   /** The host it connected to (the request URL's, from its `Host`). */
   host: string;
-  /** For `/y-webrtc` and `/peerjs`: the dialect socket; absent for `/signal`. */
+  /** For a dialect's socket (`/y-webrtc`, ...); absent for `/signal`. */
   compat?: CompatAdmission;
 }
 

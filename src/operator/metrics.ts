@@ -169,7 +169,7 @@ export interface RequestSample {
  * ```
  */
 export class Metrics implements Disposable, SignalingObserver, CompatObserver {
-  #routes: ReadonlySet<string>;
+  #routes: Set<string>;
   #problemCodes: ReadonlySet<string>;
   #stats: (() => MetricsStats) | undefined;
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -263,9 +263,9 @@ export class Metrics implements Disposable, SignalingObserver, CompatObserver {
    * @throws {RangeError} For a negative or non-integer sampling interval.
    */
   constructor(options: MetricsOptions = {}) {
-    this.#routes = new Set(options.routes ?? []);
+    this.#routes = new Set();
     this.#problemCodes = new Set(options.problemCodes ?? []);
-    this.#stats = options.stats;
+    this.watch(options);
     const every = options.eventLoopSampleMs ?? 100;
     if (!Number.isSafeInteger(every) || every < 0) {
       throw new RangeError(
@@ -287,6 +287,18 @@ export class Metrics implements Disposable, SignalingObserver, CompatObserver {
       this.#sample(every);
     }, every);
     this.#timer.unref?.();
+  }
+
+  /**
+   * Adds the route labels and the source of the live gauges, for a broker
+   * that makes its metrics before its routes and hubs (which report to
+   * them) and then shows them what to read.
+   *
+   * @param source The route table's patterns and the live counts.
+   */
+  watch(source: Pick<MetricsOptions, "routes" | "stats">): void {
+    for (const route of source.routes ?? []) this.#routes.add(route);
+    this.#stats = source.stats ?? this.#stats;
   }
 
   /**

@@ -5,16 +5,15 @@
 import assert from "node:assert/strict";
 import { assertHeaders } from "./_pods.ts";
 import { sleep, startServer, type TestServer } from "./_servers.ts";
-import { type ContractApi, test } from "./_suite.ts";
+import { test } from "./_suite.ts";
 import {
   expectedTurnCredential,
   type Frame,
   rawRequest,
   TestClient,
 } from "./_wire.ts";
-import { type RawSocket, rawSocket } from "./_compat_support.ts";
+import { type RawSocket, rawSocket, twoBrokers } from "./_compat_support.ts";
 import { labelOf } from "./pod_domain.ts";
-import { startRedis } from "./scaleout.ts";
 
 const OFFER = { type: "offer", sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n" };
 const CANDIDATE = {
@@ -930,39 +929,6 @@ test("compat: PeerJS ids live in a namespace per origin", async (api) => {
 });
 
 // --- Across brokers on Redis -------------------------------------------
-
-/** Two brokers on one private Redis, each with its RedisBus; or null. */
-async function twoBrokers(
-  api: ContractApi,
-  signaling: Record<string, number> = {},
-): Promise<
-  | (AsyncDisposable & { a: TestServer; b: TestServer })
-  | null
-> {
-  const redis = await startRedis();
-  if (redis === null) return null;
-  // The default heartbeat: these cases never wait for a broker to be taken
-  // for dead, and a short one (lapsing after three beats) lets a stall of a
-  // loaded machine take a live broker for dead and free its ids.
-  const buses = [
-    await api.createRedisBus({ url: redis.url }),
-    await api.createRedisBus({ url: redis.url }),
-  ];
-  const [a, b] = [
-    await startServer(api, { bus: buses[0]!, signaling }),
-    await startServer(api, { bus: buses[1]!, signaling }),
-  ];
-  return {
-    a,
-    b,
-    async [Symbol.asyncDispose]() {
-      await a.server.close();
-      await b.server.close();
-      for (const bus of buses) await bus.close();
-      await redis[Symbol.asyncDispose]();
-    },
-  };
-}
 
 test("compat bus: a y-webrtc topic spans two brokers: publishes, signals, from and subscribers held across them", async (api) => {
   await using pair = await twoBrokers(api, { maxPeersPerSession: 3 });

@@ -12,7 +12,7 @@ import {
 import { sleep, startServer, type TestServer } from "./_servers.ts";
 import { test } from "./_suite.ts";
 import { TestClient } from "./_wire.ts";
-import { rawSocket } from "./_compat_support.ts";
+import { rawSocket, twoBrokers } from "./_compat_support.ts";
 
 /** A relay frame: `["OK", id, ok, message]`, `["EVENT", sub, event]`... */
 type Reply = [string, ...unknown[]];
@@ -270,6 +270,58 @@ test("nostr: events live in a namespace per origin", async (api) => {
   assert.deepEqual(await next(two), ["EVENT", "s", sent]);
   assert.deepEqual(await settle(oneAgain), []);
   await closeAll(one, two, oneAgain, none);
+});
+
+test("nostr: events cross brokers on Redis, to the same origin only, once each, and count as duplicates there", async (api) => {
+  await using pair = await twoBrokers(api);
+  if (pair === null) return;
+  const author = newAuthor();
+  const origin = "https://one.example";
+  const [a, b, elsewhere] = [
+    await nostrClient(pair.a, origin),
+    await nostrClient(pair.b, origin),
+    await nostrClient(pair.b, "https://two.example"),
+  ];
+  for (const client of [a, b, elsewhere]) {
+    await req(client, "s", { kinds: [KIND] });
+  }
+  // B's subscription reaches Redis a moment after B took it: probe until
+  // an event of A's arrives at B (a late probe may still come; skipped).
+  for (let tries = 0;; tries++) {
+    assert.ok(tries < 100, "no event of broker A reached broker B");
+    publish(a, event(author, "probe"));
+    if ((await settle(b)).some((frame) => frame[0] === "EVENT")) break;
+    await sleep(50);
+  }
+  const probe = (frame: Reply) =>
+    frame[0] === "EVENT" &&
+    (frame[2] as SignedEvent).tags.some((tag) => tag[1] === "probe");
+  const nextBut = async (client: TestClient) => {
+    for (;;) {
+      const frame = await next(client);
+      if (!probe(frame)) return frame;
+    }
+  };
+  await settle(a);
+  const sent = event(author);
+  publish(a, sent);
+  assert.deepEqual((await settle(a)).filter((frame) => !probe(frame)), [
+    ["OK", sent.id, true, ""],
+    ["EVENT", "s", sent],
+  ]);
+  assert.deepEqual(await nextBut(b), ["EVENT", "s", sent]);
+  // B saw it come by: sent there too, it is a duplicate, relayed nowhere.
+  publish(b, sent);
+  assert.deepEqual((await settle(b)).filter((frame) => !probe(frame)), [
+    ["OK", sent.id, true, "duplicate: already relayed"],
+  ]);
+  const back = event(author);
+  publish(b, back);
+  assert.deepEqual(await nextBut(a), ["EVENT", "s", back]);
+  assert.deepEqual((await settle(a)).filter((frame) => !probe(frame)), []);
+  const heard = await settle(elsewhere);
+  assert.deepEqual(heard.filter((frame) => frame[0] === "EVENT"), []);
+  await closeAll(a, b, elsewhere);
 });
 
 test("nostr: an event costs a token for each subscription it reaches, and is refused rate-limited: before its signature is checked", async (api) => {

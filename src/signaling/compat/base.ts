@@ -1,5 +1,5 @@
 /**
- * What the dialect hubs (`/y-webrtc`, `/peerjs`) add to the broker's one
+ * What the dialect hubs (`/y-webrtc`, `/peerjs`, `/nostr`) add to the broker's one
  * {@linkcode SocketHub}: their name, their error frame and their metrics.
  * A dialect hub is a {@linkcode SocketDialect}: the socket hub holds its
  * sockets and keeps every shared rule (frame limit, rate, slow reader,
@@ -16,8 +16,9 @@ import {
   type SocketEvents,
   SocketHub,
 } from "../socket_hub.ts";
-import type { SignalingLimits } from "../types.ts";
+import type { PeerSocket, SignalingLimits } from "../types.ts";
 import type { CompatDialect } from "./limits.ts";
+import { type CompatRelays, soloRelays } from "./relays.ts";
 
 /** What a dialect hub reports as it relays (a `Metrics` is one). */
 export interface CompatObserver {
@@ -47,6 +48,11 @@ export interface CompatHubOptions {
   observer?: CompatObserver | undefined;
   /** The broker's socket hub; a hub of its own when absent. */
   sockets?: SocketHub | undefined;
+  /**
+   * What carries topics and ids to the other brokers (on the bus);
+   * absent, the hub's are its own ({@linkcode soloRelays}).
+   */
+  relays?: CompatRelays | undefined;
 }
 
 /** What an adapter calls for one socket's events. */
@@ -65,7 +71,7 @@ export type CompatSocketInit = Pick<
 >;
 
 /**
- * The part of a dialect hub that is the same for both dialects.
+ * The part of a dialect hub that is the same for every dialect.
  */
 export abstract class CompatHub<S extends CompatSocket>
   implements SocketDialect<S> {
@@ -77,6 +83,8 @@ export abstract class CompatHub<S extends CompatSocket>
   protected readonly logger: Logger | undefined;
   /** The observer. */
   protected readonly observer: CompatObserver | undefined;
+  /** Carries topics and ids across brokers (or keeps them here). */
+  protected readonly relays: CompatRelays;
   /** The socket hub that holds this dialect's sockets. */
   readonly #sockets: SocketHub;
 
@@ -87,6 +95,7 @@ export abstract class CompatHub<S extends CompatSocket>
     this.limits = options.limits;
     this.logger = options.logger;
     this.observer = options.observer;
+    this.relays = options.relays ?? soloRelays();
     this.#sockets = options.sockets ??
       new SocketHub({ limits: options.limits, logger: options.logger });
   }
@@ -116,6 +125,22 @@ export abstract class CompatHub<S extends CompatSocket>
   protected register(state: S): CompatClient {
     return this.#sockets.open(this, state);
   }
+
+  /**
+   * Registers an upgraded socket of this dialect.
+   *
+   * @param socket The socket.
+   * @param origin Its `Origin`, or null.
+   * @param namespace Its namespace (`namespaceOf`).
+   * @param params The query parameters the dialect reads.
+   * @returns The callbacks of its events.
+   */
+  abstract connect(
+    socket: PeerSocket,
+    origin: string | null,
+    namespace: string,
+    params: Record<string, string>,
+  ): CompatClient;
 
   /** @inheritdoc */
   abstract text(state: S, text: string): void;

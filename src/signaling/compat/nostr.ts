@@ -19,8 +19,9 @@
  * A refusal is an `OK false` for an event, a `CLOSED` for a `REQ`, or a
  * `NOTICE`, with NIP-01's prefixes (`invalid:`, `blocked:`,
  * `rate-limited:`). Events live in the socket's namespace (see
- * `limits.ts`): a page's events reach only pages of its own origin. They
- * stay on this broker.
+ * `limits.ts`): a page's events reach only pages of its own origin, on
+ * this broker and, through the relay (one bus topic a namespace), on the
+ * other brokers with a subscription in it, which check each event again.
  *
  * @module
  */
@@ -29,6 +30,7 @@ import { encodeHex } from "../../_util/encoding.ts";
 import { sha256 } from "../../_util/hash.ts";
 import { Lru } from "../../_util/lru.ts";
 import { CLOSE_CODES } from "../close.ts";
+import { exceedsBytes } from "../messages.ts";
 import type { PeerSocket } from "../types.ts";
 import {
   type CompatClient,
@@ -49,6 +51,7 @@ import {
   parseNostrFrame,
 } from "./nostr_frames.ts";
 import { eventFault } from "./nostr_verify.ts";
+import type { TopicRelay } from "./relay_types.ts";
 
 interface NostrSocket extends CompatSocket {
   /**
@@ -76,6 +79,9 @@ const ANY_KIND = "*";
 
 /** A kind, or {@linkcode ANY_KIND}. */
 type KindKey = number | typeof ANY_KIND;
+
+// A namespace's bus topic has no bound of its own: each broker counts once.
+const ANY_NUMBER_OF_BROKERS = Number.MAX_SAFE_INTEGER;
 
 /**
  * The hub of `/nostr` sockets.
@@ -105,12 +111,16 @@ export class NostrHub extends CompatHub<NostrSocket> {
     maxEntries: MAX_NOSTR_RECENT_IDS,
   });
   #subscriptions = 0;
+  #relay: TopicRelay;
 
   /**
-   * @param options The limits, a logger, an observer and the socket hub.
+   * @param options The limits, a logger, an observer, the socket hub and
+   *   the relays.
    */
   constructor(options: CompatHubOptions) {
     super(options);
+    this.#relay = this.relays.events;
+    this.#relay.attach((namespace, text) => this.#fromRelay(namespace, text));
   }
 
   /** Open sockets, and their subscriptions. */
@@ -134,7 +144,7 @@ export class NostrHub extends CompatHub<NostrSocket> {
   ): CompatClient {
     const state: NostrSocket = {
       ...this.initial({ socket, origin, namespace }),
-      tag: encodeHex(sha256(new TextEncoder().encode(namespace))).slice(0, 32),
+      tag: tagOf(namespace),
       subscriptions: new Map(),
       firstTimer: undefined,
     };
@@ -205,10 +215,13 @@ export class NostrHub extends CompatHub<NostrSocket> {
       this.#ok(state, event.id, true, "duplicate: already relayed");
       return;
     }
-    const reached = this.#matching(state.namespace, event);
+    const { namespace } = state;
+    const reached = this.#matching(namespace, event);
     // The rate limit before the signature check: a token for each
-    // subscription the event reaches (at least one).
-    if (!this.#take(state, event.id, Math.max(1, reached.length))) return;
+    // subscription the event reaches (at least one), and one for each
+    // other broker with a subscription in the namespace.
+    const cost = Math.max(1, reached.length + this.#relay.remote(namespace));
+    if (!this.#take(state, event.id, cost)) return;
     const fault = eventFault(event);
     if (fault !== null) {
       this.refused("bad_signature");
@@ -219,10 +232,33 @@ export class NostrHub extends CompatHub<NostrSocket> {
     this.#recent.set(key, Date.now());
     this.#ok(state, event.id, true, "");
     const text = JSON.stringify(event);
+    this.#deliver(reached, text);
+    this.#relay.publish(namespace, text);
+  }
+
+  #deliver(reached: Subscription[], text: string): void {
     for (const { owner, id } of reached) {
       this.send(owner, `["EVENT",${JSON.stringify(id)},${text}]`);
     }
     this.relayed(reached.length);
+  }
+
+  // An event from another broker, checked again here as a client's (shape,
+  // size, kind, id and signature), and relayed once.
+  #fromRelay(namespace: string, text: string): void {
+    if (!this.#index.has(namespace)) return;
+    if (exceedsBytes(text, this.limits.maxFrameBytes)) return;
+    const frame = parseNostrFrame(`["EVENT",${text}]`);
+    if (frame.type !== "event") return;
+    const { event } = frame;
+    const key = tagOf(namespace) + event.id;
+    const seen = this.#recent.get(key);
+    if (seen !== undefined && Date.now() - seen < NOSTR_DUPLICATE_WINDOW_MS) {
+      return;
+    }
+    if (eventFault(event) !== null) return;
+    this.#recent.set(key, Date.now());
+    this.#deliver(this.#matching(namespace, event), JSON.stringify(event));
   }
 
   // Takes an event's tokens; refused, it is answered `rate-limited:`.
@@ -271,6 +307,7 @@ export class NostrHub extends CompatHub<NostrSocket> {
     let index = this.#index.get(state.namespace);
     if (index === undefined) {
       this.#index.set(state.namespace, index = new Map());
+      void this.#relay.subscribe(state.namespace, ANY_NUMBER_OF_BROKERS);
     }
     for (const kind of sub.kinds) {
       let subs = index.get(kind);
@@ -295,11 +332,22 @@ export class NostrHub extends CompatHub<NostrSocket> {
       subs?.delete(sub);
       if (subs?.size === 0) index.delete(kind);
     }
-    if (index.size === 0) this.#index.delete(state.namespace);
+    if (index.size === 0) {
+      this.#index.delete(state.namespace);
+      this.#relay.unsubscribe(state.namespace);
+    }
   }
 
   #started(state: NostrSocket): void {
     clearTimeout(state.firstTimer);
     state.firstTimer = undefined;
   }
+}
+
+/**
+ * A short digest of a namespace, for the recent event ids (an `Origin` may
+ * be long; a digest keeps each remembered id small).
+ */
+function tagOf(namespace: string): string {
+  return encodeHex(sha256(new TextEncoder().encode(namespace))).slice(0, 32);
 }

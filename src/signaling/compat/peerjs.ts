@@ -66,8 +66,8 @@ interface Client {
 type Routed = Exclude<PeerJsFrame, { type: "HEARTBEAT" }>;
 
 // Messages of one socket for one absent id: each as the frame to send here
-// and the checked frame to send to another broker. With a relay, the id is
-// looked for on the other brokers every RETRY_MS meanwhile.
+// and the checked frame to send to another broker. The id is looked for on
+// the other brokers every RETRY_MS meanwhile.
 interface Waiting {
   sender: PSocket;
   dst: string;
@@ -90,12 +90,6 @@ interface PSocket extends CompatSocket {
   queuedBytes: number;
 }
 
-/** Options of {@linkcode PeerJsHub}. */
-export interface PeerJsHubOptions extends CompatHubOptions {
-  /** Claims ids and carries messages across brokers. */
-  relay?: IdRelay | undefined;
-}
-
 /**
  * The hub of `/peerjs` sockets.
  *
@@ -109,6 +103,8 @@ export interface PeerJsHubOptions extends CompatHubOptions {
  * const sent: string[] = [];
  * const params = { key: "peerjs", id: "alice", token: "t1" };
  * const client = hub.connect({ send: (t) => sent.push(t), close() {} }, null, "none", params);
+ * // OPEN once the id is claimed (on the bus, when the broker has one).
+ * await new Promise((resolve) => setTimeout(resolve, 0));
  * assert.deepEqual(sent, ['{"type":"OPEN"}']);
  * client.closed();
  * hub.shutdown();
@@ -119,15 +115,15 @@ export class PeerJsHub extends CompatHub<PSocket> {
   readonly dialect = "peerjs" as const;
   #clients = new Map<string, Client>();
   #waiting = new Map<string, Set<Waiting>>();
-  #relay: IdRelay | undefined;
+  #relay: IdRelay;
 
   /**
-   * @param options The limits, a logger, an observer and a relay.
+   * @param options The limits, a logger, an observer and the relays.
    */
-  constructor(options: PeerJsHubOptions) {
+  constructor(options: CompatHubOptions) {
     super(options);
-    this.#relay = options.relay;
-    this.#relay?.attach((message) => this.#fromRelay(message));
+    this.#relay = this.relays.ids;
+    this.#relay.attach((message) => this.#fromRelay(message));
   }
 
   /** Open sockets, and ids held (connected or about to come back). */
@@ -267,10 +263,6 @@ export class PeerJsHub extends CompatHub<PSocket> {
       inbox: [],
     };
     this.#clients.set(key, client);
-    if (this.#relay === undefined) {
-      this.#attach(state, client);
-      return;
-    }
     state.held = [];
     this.#relay.claim(key).then((ok) => {
       const held = state.held ?? [];
@@ -280,7 +272,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
         for (const text of held) this.#handle(state, text);
         return;
       }
-      if (ok) this.#relay?.release(key);
+      if (ok) this.#relay.release(key);
       if (this.#clients.get(key) === client) this.#clients.delete(key);
       if (!state.closing) this.#taken(state);
     }, () => {
@@ -338,19 +330,17 @@ export class PeerJsHub extends CompatHub<PSocket> {
       return;
     }
     const sender = client.socket;
-    const relay = target === undefined ? this.#relay : undefined;
-    // After a message that waits, the next waits too: they keep their order.
-    if (sender !== null && !leave && sender.waiting.has(dstKey)) {
+    // After a message that waits, the next waits too: they keep their order;
+    // and an id held here but away waits here for its socket.
+    if (
+      sender !== null && !leave &&
+      (sender.waiting.has(dstKey) || target !== undefined)
+    ) {
       this.#wait(sender, { text, frame }, dstKey);
       return;
     }
-    if (relay === undefined) {
-      if (!leave && sender !== null) {
-        this.#wait(sender, { text, frame }, dstKey);
-      }
-      return;
-    }
-    relay.send({ dstKey, src: client.id, frame }).then((sent) => {
+    if (target !== undefined) return;
+    this.#relay.send({ dstKey, src: client.id, frame }).then((sent) => {
       if (sent && !leave) this.#contact(client, dstKey, dst);
       if (sent || leave || client.socket === null) return;
       this.#wait(client.socket, { text, frame }, dstKey);
@@ -389,9 +379,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
         this.observer?.compatRefused(this.dialect, "expired");
         this.#expire(sender, dst);
       }, PEERJS_WAIT_MS);
-      if (this.#relay !== undefined) {
-        entry.retry = setInterval(() => this.#retry(entry), RETRY_MS);
-      }
+      entry.retry = setInterval(() => this.#retry(entry), RETRY_MS);
       waiting = entry;
       sender.waiting.set(dstKey, waiting);
       let set = this.#waiting.get(dstKey);
@@ -414,9 +402,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
   #retry(waiting: Waiting): void {
     const client = waiting.sender.client;
     const first = waiting.messages[0];
-    if (client === null || first === undefined || this.#relay === undefined) {
-      return;
-    }
+    if (client === null || first === undefined) return;
     const { dstKey } = waiting;
     this.#relay.send({ dstKey, src: client.id, frame: first.frame }).then(
       (sent) => {
@@ -424,7 +410,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
         this.#unwait(waiting);
         this.#contact(client, dstKey, waiting.dst);
         for (const { frame } of waiting.messages.slice(1)) {
-          this.#relay?.send({ dstKey, src: client.id, frame }).catch(() => {});
+          this.#relay.send({ dstKey, src: client.id, frame }).catch(() => {});
         }
       },
       () => {},
@@ -467,7 +453,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
     client.graceTimer = undefined;
     if (this.#clients.get(client.key) !== client) return;
     this.#clients.delete(client.key);
-    this.#relay?.release(client.key);
+    this.#relay.release(client.key);
   }
 
   // A message from another broker for an id of this one, checked again

@@ -1,18 +1,15 @@
 /**
  * What the dialect hubs ask of the signaling bus, as they see it: a
- * {@linkcode TopicRelay} for `/y-webrtc` and an {@linkcode IdRelay} for
- * `/peerjs` (`relays.ts` makes both on a bus). Without them, a broker's
- * topics and ids are its own.
+ * {@linkcode TopicRelay} for `/y-webrtc` topics and `/nostr` namespaces, and
+ * an {@linkcode IdRelay} for `/peerjs` (`relays.ts` makes them on the bus, or
+ * on a one-node engine for a broker alone).
  *
  * @module
  */
 
 import type { PeerJsFrame } from "./peerjs_frames.ts";
 
-/**
- * Carries topics across brokers (through the signaling bus). Without one,
- * a broker's topics are its own.
- */
+/** Carries topics across brokers (through the signaling bus). */
 export interface TopicRelay {
   /**
    * A socket of this broker subscribed to `key`. Resolves false when the
@@ -49,8 +46,7 @@ export interface RemoteMessage {
 
 /**
  * Claims ids across brokers and carries messages to the broker that holds
- * an id (through the signaling bus). Without one, a broker's ids are its
- * own.
+ * an id (through the signaling bus).
  */
 export interface IdRelay {
   /** Claims `key` for this broker; false when another broker holds it. */

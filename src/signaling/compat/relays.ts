@@ -1,7 +1,9 @@
 /**
- * The dialect hubs' view of the signaling bus: a {@linkcode TopicRelay} for
- * `/y-webrtc` and an {@linkcode IdRelay} for `/peerjs`, both on one
- * {@linkcode CompatBus}. What travels is what a client would send (checked
+ * The dialect hubs' view of the signaling bus: {@linkcode TopicRelay}s for
+ * `/y-webrtc` and `/nostr` and an {@linkcode IdRelay} for `/peerjs`, all on
+ * one {@linkcode CompatBus}: the bus's when the broker has one, else a
+ * one-node in-process engine ({@linkcode soloRelays}), so that the hubs
+ * take one path either way. What travels is what a client would send (checked
  * again by the receiving hub), and the sender's PeerJS id; the bus never
  * hands a socket anything the receiving hub did not check.
  *
@@ -10,21 +12,50 @@
 
 import type { Logger } from "../../_util/log.ts";
 import type { CompatBus } from "../bus/compat.ts";
+import { LocalCompatEngine } from "../bus/local_compat.ts";
 import { scopedKey } from "./limits.ts";
 import type { IdRelay, RemoteMessage, TopicRelay } from "./relay_types.ts";
 
 /** The relays of one broker's dialect hubs. */
 export interface CompatRelays {
-  /** For `/y-webrtc`. */
+  /** For `/y-webrtc`: topics, and the `from`s of clear mode. */
   topics: TopicRelay;
+  /** For `/nostr`: a namespace's events (one topic a namespace). */
+  events: TopicRelay;
   /** For `/peerjs`. */
   ids: IdRelay;
 }
 
 /**
- * Makes both relays on `bus` and attaches them to it.
+ * The relays of a broker with no bus: its topics and ids are its own (a
+ * one-node in-process engine, so the hubs take the same path either way).
  *
- * @param bus The bus's compat part (`RedisBus.compat`).
+ * @returns The relays.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { soloRelays } from "./relays.ts";
+ *
+ * const { ids } = soloRelays();
+ * assert.equal(await ids.claim("k"), true);
+ * assert.equal(await ids.send({ dstKey: "other", src: "a", frame: { type: "LEAVE", dst: "b" } }), false);
+ * ```
+ */
+export function soloRelays(): CompatRelays {
+  return createCompatRelays(new LocalCompatEngine().connect("solo"));
+}
+
+// What starts a bus key: `/nostr` namespace topics, y-webrtc `from`s and
+// PeerJS ids. A y-webrtc topic key (scopedKey) starts with a digit.
+const EVENTS = "n";
+const FROM = "f";
+const ID = "i";
+
+/**
+ * Makes the relays on `bus` and attaches them to it.
+ *
+ * @param bus The bus's compat part (`Bus.compat`).
  * @param logger Told of failed bus calls (at debug level).
  * @returns The relays.
  */
@@ -37,36 +68,78 @@ export function createCompatRelays(
       error: String((error as Error)?.message ?? error),
     });
   };
+  const topics = topicRelay(bus, "", failed);
+  const events = topicRelay(bus, EVENTS, failed);
+  let deliverId: ((message: RemoteMessage) => void) | undefined;
+  bus.attach({
+    topic(key, message) {
+      const relay = key.startsWith(EVENTS) ? events : topics;
+      relay.deliver(key.slice(relay.prefix.length), message);
+    },
+    direct(key, message) {
+      if (key.startsWith(ID)) deliverId?.(remoteMessage(key, message));
+    },
+  });
+  const ids: IdRelay = {
+    claim: (key) => bus.claim(ID + key),
+    release(key) {
+      bus.release(ID + key).catch(failed("release"));
+    },
+    send: (message) =>
+      bus.send(
+        ID + message.dstKey,
+        JSON.stringify({ src: message.src, frame: message.frame }),
+      ),
+    attach(deliver) {
+      deliverId = deliver;
+    },
+  };
+  return { topics: topics.relay, events: events.relay, ids };
+}
+
+// A message for an id, as another broker sent it (hostile: the hub checks
+// the frame; an unreadable one has no `src` and is dropped there).
+function remoteMessage(key: string, message: string): RemoteMessage {
+  let parsed: { src?: unknown; frame?: unknown } = {};
+  try {
+    parsed = JSON.parse(message) ?? {};
+  } catch { /* left empty */ }
+  return {
+    dstKey: key.slice(ID.length),
+    src: typeof parsed.src === "string" ? parsed.src : "",
+    frame: parsed.frame as RemoteMessage["frame"],
+  };
+}
+
+/** A topic relay whose bus keys start with `prefix`. */
+function topicRelay(
+  bus: CompatBus,
+  prefix: string,
+  failed: (what: string) => (error: unknown) => void,
+): {
+  relay: TopicRelay;
+  prefix: string;
+  deliver: (key: string, frame: string) => void;
+} {
   // Per topic with subscribers here: how many, and how many elsewhere
   // (as the last subscribe or publish found).
   const local = new Map<string, number>();
   const remote = new Map<string, number>();
-  let deliverTopic: ((key: string, frame: string) => void) | undefined;
-  let deliverId: ((message: RemoteMessage) => void) | undefined;
-  bus.attach({
-    topic: (key, message) => deliverTopic?.(key, message),
-    direct(key, message) {
-      if (key[0] !== "i" || deliverId === undefined) return;
-      let parsed: { src?: unknown; frame?: unknown };
-      try {
-        parsed = JSON.parse(message);
-      } catch {
-        return;
-      }
-      if (typeof parsed.src !== "string") return;
-      deliverId({
-        dstKey: key.slice(1),
-        src: parsed.src,
-        frame: parsed.frame as RemoteMessage["frame"],
-      });
-    },
-  });
-
-  const topics: TopicRelay = {
+  let deliver: ((key: string, frame: string) => void) | undefined;
+  const forget = (key: string) => {
+    const count = (local.get(key) ?? 1) - 1;
+    if (count > 0) {
+      local.set(key, count);
+      return;
+    }
+    local.delete(key);
+    remote.delete(key);
+  };
+  const relay: TopicRelay = {
     async subscribe(key, max) {
       local.set(key, (local.get(key) ?? 0) + 1);
       try {
-        const answer = await bus.subscribe(key, max);
+        const answer = await bus.subscribe(prefix + key, max);
         if (local.has(key)) remote.set(key, answer.remote);
         if (!answer.ok) forget(key);
         return answer.ok;
@@ -77,46 +150,21 @@ export function createCompatRelays(
     },
     unsubscribe(key) {
       forget(key);
-      bus.unsubscribe(key).catch(failed("unsubscribe"));
+      bus.unsubscribe(prefix + key).catch(failed("unsubscribe"));
     },
     remote: (key) => remote.get(key) ?? 0,
     publish(key, frame) {
-      bus.publish(key, frame).then((others) => {
+      bus.publish(prefix + key, frame).then((others) => {
         if (local.has(key)) remote.set(key, others);
       }, failed("publish"));
     },
-    claimFrom: (key, from) => bus.claim(`f${scopedKey(key, from)}`),
+    claimFrom: (key, from) => bus.claim(FROM + scopedKey(key, from)),
     releaseFrom(key, from) {
-      bus.release(`f${scopedKey(key, from)}`).catch(failed("release"));
+      bus.release(FROM + scopedKey(key, from)).catch(failed("release"));
     },
-    attach(deliver) {
-      deliverTopic = deliver;
-    },
-  };
-
-  function forget(key: string): void {
-    const count = (local.get(key) ?? 1) - 1;
-    if (count > 0) {
-      local.set(key, count);
-      return;
-    }
-    local.delete(key);
-    remote.delete(key);
-  }
-
-  const ids: IdRelay = {
-    claim: (key) => bus.claim(`i${key}`),
-    release(key) {
-      bus.release(`i${key}`).catch(failed("release"));
-    },
-    send: (message) =>
-      bus.send(
-        `i${message.dstKey}`,
-        JSON.stringify({ src: message.src, frame: message.frame }),
-      ),
-    attach(deliver) {
-      deliverId = deliver;
+    attach(to) {
+      deliver = to;
     },
   };
-  return { topics, ids };
+  return { relay, prefix, deliver: (key, frame) => deliver?.(key, frame) };
 }

@@ -61,12 +61,6 @@ export interface Topic {
   readonly byFrom: Map<string, YSocket>;
 }
 
-/** Options of {@linkcode YWebrtcHub}. */
-export interface YWebrtcHubOptions extends CompatHubOptions {
-  /** Carries topics across brokers; absent, they are this broker's own. */
-  relay?: TopicRelay | undefined;
-}
-
 /**
  * The hub of `/y-webrtc` sockets.
  *
@@ -89,15 +83,15 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   /** The dialect. */
   readonly dialect = "y-webrtc" as const;
   #topics = new Map<string, Topic>();
-  #relay: TopicRelay | undefined;
+  #relay: TopicRelay;
 
   /**
-   * @param options The limits, a logger, an observer and a relay.
+   * @param options The limits, a logger, an observer and the relays.
    */
-  constructor(options: YWebrtcHubOptions) {
+  constructor(options: CompatHubOptions) {
     super(options);
-    this.#relay = options.relay;
-    this.#relay?.attach((key, frame) => this.#fromRelay(key, frame));
+    this.#relay = this.relays.topics;
+    this.#relay.attach((key, frame) => this.#fromRelay(key, frame));
   }
 
   /** Open sockets, and topics with a subscriber on this broker. */
@@ -232,7 +226,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       state.topics.set(name, null);
       clearTimeout(state.subscribeTimer);
       state.subscribeTimer = undefined;
-      this.#relay?.subscribe(key, max).then((ok) => {
+      this.#relay.subscribe(key, max).then((ok) => {
         if (ok || !state.topics.has(name)) return;
         this.#unsubscribe(state, name, false);
         this.#full(state, name);
@@ -262,10 +256,10 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     topic.subscribers.delete(state);
     if (from != null && topic.byFrom.get(from) === state) {
       topic.byFrom.delete(from);
-      this.#relay?.releaseFrom(key, from);
+      this.#relay.releaseFrom(key, from);
     }
     if (topic.subscribers.size === 0) this.#topics.delete(key);
-    if (counted) this.#relay?.unsubscribe(key);
+    if (counted) this.#relay.unsubscribe(key);
   }
 
   #publish(
@@ -284,7 +278,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     }
     const topic = this.#topics.get(scopedKey(state.namespace, name))!;
     const recipients = this.#recipients(topic, data);
-    const remote = this.#relay?.remote(topic.key) ?? 0;
+    const remote = this.#relay.remote(topic.key);
     // One token for each socket the publish reaches (at least one).
     if (!this.takeTokens(state, Math.max(1, recipients.length + remote))) {
       return;
@@ -296,7 +290,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     const go = () => {
       if (!state.topics.has(name) || state.closing) return;
       this.#deliver(topic, data, this.#recipients(topic, data));
-      this.#relay?.publish(
+      this.#relay.publish(
         topic.key,
         JSON.stringify({ type: "publish", topic: name, data }),
       );
@@ -310,7 +304,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
   }
 
   // Clear mode: the first `from` a socket uses in a topic is its own there
-  // (with a relay, once no other broker's socket has it).
+  // once the relay's claim says no other broker's socket has it.
   #bindFrom(
     state: YSocket,
     topic: Topic,
@@ -322,9 +316,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
     if (mine === null && holder === undefined) {
       state.topics.set(topic.name, from);
       topic.byFrom.set(from, state);
-      const relay = this.#relay;
-      if (relay === undefined) return true;
-      return relay.claimFrom(topic.key, from).then((ok) => {
+      return this.#relay.claimFrom(topic.key, from).then((ok) => {
         if (ok) return true;
         if (topic.byFrom.get(from) === state) topic.byFrom.delete(from);
         if (state.topics.get(topic.name) === from) {
@@ -368,7 +360,7 @@ export class YWebrtcHub extends CompatHub<YSocket> {
       type: "publish",
       topic: topic.name,
       data,
-      clients: topic.subscribers.size + (this.#relay?.remote(topic.key) ?? 0),
+      clients: topic.subscribers.size + this.#relay.remote(topic.key),
     });
     for (const recipient of recipients) this.send(recipient, text);
     this.relayed(recipients.length);
