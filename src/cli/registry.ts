@@ -15,7 +15,6 @@ import {
 import { join } from "node:path";
 import process from "node:process";
 import { MemoryRegistry } from "../registries/memory.ts";
-import { SqliteRegistry } from "../registries/sqlite.ts";
 import type { Registry } from "../registries/types.ts";
 import { UsageError } from "./usage_error.ts";
 import { missingPermission } from "./permission.ts";
@@ -90,6 +89,8 @@ export async function openRegistry(
       }`,
     );
   }
+  // Its module (and node:sqlite) loads only for --registry sqlite.
+  const { SqliteRegistry } = await import("../registries/sqlite.ts");
   return new SqliteRegistry({
     dataDir,
     removeStrays: location.besideBroker !== true,

@@ -1,11 +1,11 @@
 // What starting the broker loads: the entries' static import graph (from
-// `deno info`) holds no bundler, no CLI tool, no libsodium and no ws; each is one
-// dynamic import away, loaded on first use.
+// `deno info`) holds no bundler, no CLI tool and no npm package (srvx aside,
+// on node:http); each is one dynamic import away, loaded on first use.
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools and libsodium are dynamic imports only", async () => {
+Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -56,6 +56,25 @@ Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools a
     );
     assert.ok(
       info.modules.some((m) => m.specifier.endsWith("/src/cli/pod_tools.ts")),
+    );
+    // The packages a serving start loads, held: every other one (ws,
+    // libsodium, @noble/curves for /nostr, ioredis, postgres, esbuild) is a
+    // dynamic import away, loaded when its feature is first used.
+    const packages = [...loaded].flatMap((s) => {
+      const name = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@/.exec(s)?.[1];
+      return name === undefined ? [] : [name];
+    });
+    assert.deepEqual(
+      packages,
+      entry === "src/mod.ts" ? [] : ["srvx"],
+      `${entry} loads these packages statically`,
+    );
+    assert.deepEqual(
+      [...loaded].filter((s) =>
+        /\/signaling\/compat\/nostr_verify\.ts$/.test(s)
+      ),
+      [],
+      `${entry} loads the Nostr signature check statically`,
     );
     // ws waits for the first WebSocket upgrade (a cold start's /health does
     // not need it either).

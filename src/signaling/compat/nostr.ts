@@ -47,10 +47,11 @@ import {
   matchesFilter,
   type NostrEvent,
   type NostrFilter,
+  type NostrFrame,
   type NostrRefusal,
   parseNostrFrame,
 } from "./nostr_frames.ts";
-import { eventFault } from "./nostr_verify.ts";
+import type { EventFault } from "./nostr_verify.ts";
 import type { TopicRelay } from "./relay_types.ts";
 
 interface NostrSocket extends CompatSocket {
@@ -63,7 +64,15 @@ interface NostrSocket extends CompatSocket {
   subscriptions: Map<string, Subscription>;
   /** The deadline of its first REQ or EVENT, cleared by it. */
   firstTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Its frames that wait for the signature check to load, in order. */
+  later: Promise<void> | null;
+  /** How many frames wait there. */
+  waiting: number;
 }
+
+// Frames (of one socket, and from the bus) that may wait for the signature
+// check to load; past them, a frame is refused.
+const MAX_WAITING_FRAMES = 64;
 
 /** One subscription of a socket. */
 interface Subscription {
@@ -112,6 +121,11 @@ export class NostrHub extends CompatHub<NostrSocket> {
   });
   #subscriptions = 0;
   #relay: TopicRelay;
+  // The signature check: `@noble/curves` loads with the first socket, so
+  // that a broker's start does not wait for it.
+  #verify: ((event: NostrEvent) => EventFault) | null = null;
+  #loading: Promise<void> | null = null;
+  #waitingFromBus = 0;
 
   /**
    * @param options The limits, a logger, an observer, the socket hub and
@@ -147,7 +161,16 @@ export class NostrHub extends CompatHub<NostrSocket> {
       tag: tagOf(namespace),
       subscriptions: new Map(),
       firstTimer: undefined,
+      later: null,
+      waiting: 0,
     };
+    this.#loading ??= import("./nostr_verify.ts").then(
+      (module) => void (this.#verify = module.eventFault),
+      (error) =>
+        this.logger?.("error", "Cannot load the Nostr signature check", {
+          error: String(error),
+        }),
+    );
     state.firstTimer = setTimeout(() => {
       state.firstTimer = undefined;
       this.close(state, CLOSE_CODES.policyViolation, "Subscribe timeout");
@@ -155,9 +178,33 @@ export class NostrHub extends CompatHub<NostrSocket> {
     return this.register(state);
   }
 
-  /** Handles one frame. */
+  /**
+   * Handles one frame. Until the signature check has loaded, an `EVENT`
+   * waits for it, and the socket's later frames wait behind it, in order.
+   */
   text(state: NostrSocket, text: string): void {
     const frame = parseNostrFrame(text);
+    const wait = state.later !== null ||
+      (frame.type === "event" && this.#verify === null);
+    if (!wait) {
+      this.#handle(state, frame);
+      return;
+    }
+    if (state.waiting >= MAX_WAITING_FRAMES) {
+      this.refused("rate_limited");
+      this.send(state, '["NOTICE","rate-limited: the relay is starting"]');
+      return;
+    }
+    state.waiting++;
+    const later: Promise<void> = (state.later ?? this.#loading!).then(() => {
+      state.waiting--;
+      if (state.later === later) state.later = null;
+      if (!state.closing) this.#handle(state, frame);
+    });
+    state.later = later;
+  }
+
+  #handle(state: NostrSocket, frame: NostrFrame | NostrRefusal): void {
     if (frame.type === "event") {
       this.#event(state, frame.event);
       return;
@@ -222,7 +269,9 @@ export class NostrHub extends CompatHub<NostrSocket> {
     // other broker with a subscription in the namespace.
     const cost = Math.max(1, reached.length + this.#relay.remote(namespace));
     if (!this.#take(state, event.id, cost)) return;
-    const fault = eventFault(event);
+    const fault = this.#verify === null
+      ? "no signature check"
+      : this.#verify(event);
     if (fault !== null) {
       this.refused("bad_signature");
       this.#ok(state, event.id, false, `invalid: ${fault}`);
@@ -246,6 +295,19 @@ export class NostrHub extends CompatHub<NostrSocket> {
   // An event from another broker, checked again here as a client's (shape,
   // size, kind, id and signature), and relayed once.
   #fromRelay(namespace: string, text: string): void {
+    if (this.#verify === null) {
+      if (
+        this.#loading === null || this.#waitingFromBus >= MAX_WAITING_FRAMES
+      ) {
+        return;
+      }
+      this.#waitingFromBus++;
+      void this.#loading.then(() => {
+        this.#waitingFromBus--;
+        if (this.#verify !== null) this.#fromRelay(namespace, text);
+      });
+      return;
+    }
     if (!this.#index.has(namespace)) return;
     if (exceedsBytes(text, this.limits.maxFrameBytes)) return;
     const frame = parseNostrFrame(`["EVENT",${text}]`);
@@ -256,7 +318,7 @@ export class NostrHub extends CompatHub<NostrSocket> {
     if (seen !== undefined && Date.now() - seen < NOSTR_DUPLICATE_WINDOW_MS) {
       return;
     }
-    if (eventFault(event) !== null) return;
+    if (this.#verify(event) !== null) return;
     this.#recent.set(key, Date.now());
     this.#deliver(this.#matching(namespace, event), JSON.stringify(event));
   }

@@ -13,8 +13,15 @@ import { decodeHex, encodeHex } from "../../_util/encoding.ts";
 import { sha256 } from "../../_util/hash.ts";
 import type { NostrEvent } from "./nostr_frames.ts";
 
-/** What is wrong with an event, or null when it is sound. */
-export type EventFault = "bad id" | "bad signature" | null;
+/**
+ * What is wrong with an event, or null when it is sound ("no signature
+ * check": the check could not be loaded).
+ */
+export type EventFault =
+  | "bad id"
+  | "bad signature"
+  | "no signature check"
+  | null;
 
 /**
  * Checks an event's id and signature (its shape was checked before).
