@@ -21,6 +21,9 @@ const B64 = { alphabet: "base64url", omitPadding: true } as const;
 /** A private link's fragment: `k_` and the base64url of a 32-byte secret. */
 export const PRIVATE: RegExp = /^k_[\w-]{43}$/;
 
+// The signals whose IVs are remembered, to refuse them replayed.
+const MAX_OPENED = 4096;
+
 /** What a private room does with its secret. */
 export interface RoomKeys {
   /** The keyed session: `k_` and the base64url Ed25519 public key. */
@@ -29,7 +32,10 @@ export interface RoomKeys {
   proof(host: string): Promise<{ t: number; sig: string }>;
   /** Seals `text` for `from` → `to` (signaling ids): base64url. */
   seal(text: string, from: string, to: string): Promise<string>;
-  /** Opens what `from` sealed for `to`; rejects when it does not open. */
+  /**
+   * Opens what `from` sealed for `to`; rejects when it does not open, or
+   * opened before (a replay; the last 4,096 signals are remembered).
+   */
   open(sealed: string, from: string, to: string): Promise<string>;
 }
 
@@ -95,6 +101,8 @@ export async function roomKeys(secret: string): Promise<RoomKeys> {
     "encrypt",
     "decrypt",
   ]);
+  // The IVs of the signals that opened (base64url: 16 characters each).
+  const opened = new Set<string>();
   // The key is the room's; the ids bind a signal to its sender and recipient.
   const gcm = (iv: Uint8Array, from: string, to: string) => ({
     name: "AES-GCM",
@@ -120,13 +128,21 @@ export async function roomKeys(secret: string): Promise<RoomKeys> {
     },
     async open(sealed, from, to) {
       const box = bytes(sealed);
-      return decoder.decode(
+      const text = decoder.decode(
         await subtle.decrypt(
           gcm(box.slice(0, 12), from, to),
           aes,
           box.slice(12),
         ),
       );
+      // A signal opens once: the same IV again is a replay.
+      const iv = sealed.slice(0, 16);
+      if (opened.has(iv)) throw new Error("replayed");
+      opened.add(iv);
+      if (opened.size > MAX_OPENED) {
+        opened.delete(opened.values().next().value!);
+      }
+      return text;
     },
   };
 }

@@ -12,8 +12,12 @@ import { supportFile } from "../support/paths.ts";
 
 journeyTest(
   "the private room browser test",
-  "private rooms in Chromium: a link holder joins and chats, the session's name alone is refused, and altered sealed signals are dropped",
+  "private rooms in Chromium: a link holder joins, chats and calls, the session's name alone is refused, altered sealed signals are dropped, and a room spans two brokers on Redis",
   "private_room_journey.ts",
+  async (run) => {
+    const { output } = await run();
+    assert.match(output, /^across brokers ok$/m, output);
+  },
 );
 
 firefoxNotice("the private room Firefox journey");

@@ -10,6 +10,7 @@ import type { JoinOptions, Room } from "../../src/client/mod.ts";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
 import { bundleClient } from "./client_bundle.ts";
 import { restartableBroker } from "./helpers.ts";
+import type { SignalServerOptions } from "../../src/core.ts";
 
 /** How long a page waits for something (long: a loaded 2-core machine runs
  * two browsers and the brokers), and how often it looks. */
@@ -310,19 +311,25 @@ export interface PodBroker {
   url: string;
   /** The broker's port (the same after a restart). */
   port: number;
+  /** The signed pod it serves (to upload it to another broker too). */
+  pod: Uint8Array;
   /** Stops the broker (idempotent). */
   stop(): Promise<void>;
   /** Starts it again on the same port. */
   start(): Promise<void>;
 }
 
-/** Starts a broker and uploads the client's test pod to it. */
-export async function podBroker(): Promise<PodBroker> {
-  const broker = await restartableBroker();
+/**
+ * Starts a broker with `options` and uploads the client's test pod to it
+ * (`pod`, the signed test pod another broker got, or a new one).
+ */
+export async function podBroker(
+  options: Partial<SignalServerOptions> = {},
+  pod?: Uint8Array,
+): Promise<PodBroker> {
+  const broker = await restartableBroker(options);
   const { port } = broker;
-  const html = `<!doctype html><meta charset="utf-8"><title>client</title>` +
-    `<script>${await bundleClient("iife")}</script><script>${HARNESS}</script>`;
-  const pod = await signPod(html, (await generateKeyPair()).seed);
+  pod ??= await testPod();
   const uploaded = await fetch(`http://127.0.0.1:${port}/pods`, {
     method: "POST",
     headers: { "Content-Type": "text/html" },
@@ -330,7 +337,14 @@ export async function podBroker(): Promise<PodBroker> {
   });
   assert.equal(uploaded.status, 201);
   const { url } = await uploaded.json();
-  return { url, port, stop: broker.stop, start: broker.start };
+  return { url, port, pod, stop: broker.stop, start: broker.start };
+}
+
+/** The client's test pod (the client and HARNESS), signed with a new key. */
+async function testPod(): Promise<Uint8Array> {
+  const html = `<!doctype html><meta charset="utf-8"><title>client</title>` +
+    `<script>${await bundleClient("iife")}</script><script>${HARNESS}</script>`;
+  return await signPod(html, (await generateKeyPair()).seed);
 }
 
 /**

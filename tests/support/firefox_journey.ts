@@ -23,13 +23,7 @@ import {
   type Win,
   withChromium,
 } from "./client_pages.ts";
-import {
-  addTrack,
-  canvasTrack,
-  setUp,
-  waitFrames,
-  waitTold,
-} from "./media_pages.ts";
+import { exchangeVideo } from "./media_pages.ts";
 import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
 
 /** Waits until `peer` reports `route` for its connection to `other`. */
@@ -64,18 +58,7 @@ async function clientSteps(chromium: Chromium, firefox: Firefox) {
     await waitRoute(f, c, "direct");
     console.log("client ok");
     // A call: a video track each way, told and decoded at the other end.
-    for (const peer of [c, f]) await setUp(peer);
-    const fromC = await canvasTrack(c, "c");
-    const fromF = await canvasTrack(f, "f");
-    // One after the other: when Firefox and Chromium add tracks at the same
-    // moment (crossing offers), no track arrives (the known limitation in
-    // docs/authors/calls.md); crossing offers are tested in Chromium.
-    await addTrack(c, "c");
-    await waitTold(f, ["track", c.id, "video", fromC]);
-    await addTrack(f, "f");
-    await waitTold(c, ["track", f.id, "video", fromF]);
-    await waitFrames(f);
-    await waitFrames(c);
+    await exchangeVideo(c, f);
     console.log("media ok");
     // Closed before the broker stops, so no page reports a lost socket.
     await c.page.context().close();

@@ -21,7 +21,7 @@ import {
   type Win,
   withChromium,
 } from "./client_pages.ts";
-import { addTrack, canvasTrack, setUp, waitTold } from "./media_pages.ts";
+import { exchangeVideo } from "./media_pages.ts";
 import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
 import { HOOKS, type PrivateWin } from "./private_room_pages.ts";
 
@@ -64,13 +64,7 @@ async function steps(chromium: Chromium, firefox: Firefox): Promise<void> {
     await text(f, "from Firefox", [c]);
     console.log("client ok");
     // A call, one track after the other (see firefox_journey.ts).
-    for (const peer of [c, f]) await setUp(peer);
-    const fromC = await canvasTrack(c, "c");
-    const fromF = await canvasTrack(f, "f");
-    await addTrack(c, "c");
-    await waitTold(f, ["track", c.id, "video", fromC]);
-    await addTrack(f, "f");
-    await waitTold(c, ["track", f.id, "video", fromF]);
+    await exchangeVideo(c, f);
     for (const peer of [c, f]) {
       const { sealed, plain } = await peer.page.evaluate(() =>
         (globalThis as unknown as PrivateWin).P

@@ -4,7 +4,8 @@
 // ways; C, with the session's name but not the secret, is refused; D holds
 // the link but everything it signals is altered on the way (as a broker
 // that rewrote sealed signals would), so A and B drop what it sends and no
-// connection forms with it.
+// connection forms with it. Then E and F do the same across two brokers that
+// share Redis.
 // Exits non-zero with the failed assertion; prints "private room journey ok".
 // Usage: deno run -A tests/support/private_room_journey.ts
 import assert from "node:assert/strict";
@@ -21,7 +22,10 @@ import {
   type Win,
   withChromium,
 } from "./client_pages.ts";
+import { exchangeVideo } from "./media_pages.ts";
 import { HOOKS, type PrivateWin } from "./private_room_pages.ts";
+import { startRedis } from "./redis.ts";
+import { createRedisBus } from "../../src/signaling/bus/redis.ts";
 
 async function hooked(browser: Browser, url: string): Promise<Page> {
   const { page } = await open(browser, url, false);
@@ -65,6 +69,8 @@ async function journey(browser: Browser): Promise<void> {
     await waitMeshed([a, b]);
     await text(a, "hello from A", [b]);
     await text(b, "hello from B", [a]);
+    // A call: a video track each way, decoded at the other end.
+    await exchangeVideo(a, b);
     // Every signal went sealed: the broker saw none of their SDP.
     for (const page of [pageA, pageB]) {
       const { sealed, plain } = await page.evaluate(() =>
@@ -113,6 +119,49 @@ async function journey(browser: Browser): Promise<void> {
     assert.deepEqual(problems, [], "no CSP violation or page error");
   } finally {
     await broker.stop();
+  }
+  await acrossBrokers(browser);
+}
+
+// E opens a private room on one broker, F opens E's link on another: the
+// brokers share the keyed session through Redis, and still read no signal.
+async function acrossBrokers(browser: Browser): Promise<void> {
+  await using redis = await startRedis();
+  const buses = [
+    await createRedisBus({ url: redis.url }),
+    await createRedisBus({ url: redis.url }),
+  ];
+  const one = await podBroker({ bus: buses[0]! });
+  const two = await podBroker({ bus: buses[1]! }, one.pod);
+  try {
+    const pageE = await hooked(browser, one.url);
+    const e: Peer = {
+      page: pageE,
+      id: await pageE.evaluate(() =>
+        (globalThis as unknown as Win).T.join({ private: true })
+      ),
+    };
+    const fragment = new URL(await pageE.evaluate(() => location.href)).hash;
+    const pageF = await hooked(browser, two.url + fragment);
+    const f: Peer = {
+      page: pageF,
+      id: await pageF.evaluate(() => (globalThis as unknown as Win).T.join()),
+    };
+    await waitMeshed([e, f]);
+    await text(e, "from broker one", [f]);
+    await text(f, "from broker two", [e]);
+    for (const page of [pageE, pageF]) {
+      const { sealed, plain } = await page.evaluate(() =>
+        (globalThis as unknown as PrivateWin).P
+      );
+      assert.ok(sealed > 0, "signals were sealed across brokers");
+      assert.equal(plain, 0, "no signal went in clear across brokers");
+    }
+    console.log("across brokers ok");
+  } finally {
+    await one.stop();
+    await two.stop();
+    for (const bus of buses) await bus.close();
   }
 }
 
