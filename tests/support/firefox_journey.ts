@@ -16,15 +16,14 @@ import {
   open,
   type Peer,
   podBroker,
-  problems,
   text,
   WAIT,
   waitMeshed,
   type Win,
-  withChromium,
 } from "./client_pages.ts";
 import { exchangeVideo } from "./media_pages.ts";
-import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
+import { withChromiumAndFirefox } from "./cross_browser.ts";
+import { openInFirefox } from "./firefox.ts";
 
 /** Waits until `peer` reports `route` for its connection to `other`. */
 async function waitRoute(peer: Peer, other: Peer, route: string) {
@@ -115,16 +114,7 @@ async function chatSteps(chromium: Chromium, firefox: Firefox) {
   }
 }
 
-await withChromium(true, async (chromium) => {
-  const firefox = await launchFirefox();
-  try {
-    await clientSteps(chromium, firefox);
-    await chatSteps(chromium, firefox);
-  } finally {
-    await firefox.close();
-  }
+await withChromiumAndFirefox(async (chromium, firefox) => {
+  await clientSteps(chromium, firefox);
+  await chatSteps(chromium, firefox);
 });
-assert.deepEqual(problems, [], "Chromium: CSP violations or page errors");
-const uncaught = firefoxProblems.filter((line) => !/favicon/.test(line));
-assert.deepEqual(uncaught, [], "Firefox: console errors or page errors");
-console.log("journey ok");

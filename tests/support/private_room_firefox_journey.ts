@@ -14,15 +14,14 @@ import {
   type Peer,
   peersOf,
   podBroker,
-  problems,
   text,
   WAIT,
   waitMeshed,
   type Win,
-  withChromium,
 } from "./client_pages.ts";
 import { exchangeVideo } from "./media_pages.ts";
-import { firefoxProblems, launchFirefox, openInFirefox } from "./firefox.ts";
+import { withChromiumAndFirefox } from "./cross_browser.ts";
+import { openInFirefox } from "./firefox.ts";
 import { HOOKS, type PrivateWin } from "./private_room_pages.ts";
 
 async function inFirefox(firefox: Firefox, url: string) {
@@ -116,15 +115,4 @@ async function steps(chromium: Chromium, firefox: Firefox): Promise<void> {
   }
 }
 
-await withChromium(true, async (chromium) => {
-  const firefox = await launchFirefox();
-  try {
-    await steps(chromium, firefox);
-  } finally {
-    await firefox.close();
-  }
-});
-assert.deepEqual(problems, [], "no CSP violation or page error in Chromium");
-const uncaught = firefoxProblems.filter((line) => !/favicon/.test(line));
-assert.deepEqual(uncaught, [], "no console error in Firefox");
-console.log("journey ok");
+await withChromiumAndFirefox(steps);
