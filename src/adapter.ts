@@ -73,6 +73,7 @@ export type { Member } from "./signaling/membership.ts";
 export {
   type CandidateData,
   type ClientMessage,
+  type JoinMessage,
   type JoinProof,
   type SdpData,
   type SealedData,
@@ -90,8 +91,11 @@ export {
   type BusEvent,
   type BusJoinResult,
   type BusListener,
+  type BusResume,
   type BusSnapshot,
   type BusState,
+  type Held,
+  type HeldSignal,
   isBus,
   LocalBus,
 } from "./signaling/bus/mod.ts";

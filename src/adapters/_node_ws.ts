@@ -61,6 +61,10 @@ export function createNodeSignaling(
 ): NodeSignaling {
   const { broker, logger, pingIntervalMs } = options;
   const lastSeen = new Map<WebSocket, number>();
+  // Sockets this side ended, and the code to report for them: 1001 for
+  // silence (as Deno's idleTimeout), the protocol error's for a broken
+  // frame; not 1006, a lost connection, whose place the hub keeps.
+  const ended = new WeakMap<WebSocket, number>();
   // closeTimeout (ws 8.19+, not yet in @types/ws): a close that ws starts
   // itself (a frame over maxPayload) gets the hub's closing deadline, not
   // ws's 30 s.
@@ -78,33 +82,7 @@ export function createNodeSignaling(
       return wss = new Server(serverOptions);
     }));
 
-  // Each socket is looked at once every half interval, so that a silent
-  // socket is pinged after one to one and a half intervals and dropped
-  // after two to two and a half. The sockets are looked at in slices, one
-  // every tick, not all at once: a sweep of every socket pinged thousands
-  // together (the sockets that had been silent since a join storm), and it
-  // and their pongs held the event loop of every broker started at the
-  // same time, every half interval.
-  const round = Math.max(1, Math.floor(pingIntervalMs / 2));
-  const tick = Math.min(HEARTBEAT_TICK_MS, round);
-  let cursor: Iterator<[WebSocket, number]> | undefined;
-  const heartbeat = setInterval(() => {
-    cursor ??= lastSeen.entries();
-    const now = Date.now();
-    for (let n = Math.ceil(lastSeen.size * tick / round); n > 0; n--) {
-      const next = cursor.next();
-      if (next.done) {
-        cursor = undefined;
-        return;
-      }
-      const [ws, seen] = next.value;
-      const silent = now - seen;
-      if (silent >= 2 * pingIntervalMs) ws.terminate();
-      else if (silent >= pingIntervalMs) ws.ping();
-    }
-  }, tick);
-  // The listening server keeps the process alive; the heartbeat need not.
-  heartbeat.unref();
+  const heartbeat = startHeartbeat(lastSeen, ended, pingIntervalMs);
 
   function upgrade(
     req: IncomingMessage,
@@ -148,6 +126,11 @@ export function createNodeSignaling(
       });
       ws.on("error", (error) => {
         logger("debug", "WebSocket error", { error });
+        const code = (error as { code?: string }).code;
+        ended.set(
+          ws,
+          code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH" ? 1009 : 1002,
+        );
         // The peer broke the protocol (a frame announcing more than
         // maxFrameBytes, from its header): ws sends the close frame (1009)
         // and would read and drop the rest until the deadline; on Deno's
@@ -159,7 +142,7 @@ export function createNodeSignaling(
       });
       ws.on("close", (code: number) => {
         lastSeen.delete(ws);
-        events.closed(code);
+        events.closed(ended.get(ws) ?? code);
       });
     });
   }
@@ -171,6 +154,47 @@ export function createNodeSignaling(
   }
 
   return { upgrade, close };
+}
+
+/**
+ * Pings the silent sockets of `lastSeen` and drops the dead ones (marked
+ * 1001 in `ended`).
+ */
+function startHeartbeat(
+  lastSeen: Map<WebSocket, number>,
+  ended: WeakMap<WebSocket, number>,
+  pingIntervalMs: number,
+): ReturnType<typeof setInterval> {
+  // Each socket is looked at once every half interval, so that a silent
+  // socket is pinged after one to one and a half intervals and dropped
+  // after two to two and a half. The sockets are looked at in slices, one
+  // every tick, not all at once: a sweep of every socket pinged thousands
+  // together (the sockets that had been silent since a join storm), and it
+  // and their pongs held the event loop of every broker started at the
+  // same time, every half interval.
+  const round = Math.max(1, Math.floor(pingIntervalMs / 2));
+  const tick = Math.min(HEARTBEAT_TICK_MS, round);
+  let cursor: Iterator<[WebSocket, number]> | undefined;
+  const heartbeat = setInterval(() => {
+    cursor ??= lastSeen.entries();
+    const now = Date.now();
+    for (let n = Math.ceil(lastSeen.size * tick / round); n > 0; n--) {
+      const next = cursor.next();
+      if (next.done) {
+        cursor = undefined;
+        return;
+      }
+      const [ws, seen] = next.value;
+      const silent = now - seen;
+      if (silent >= 2 * pingIntervalMs) {
+        ended.set(ws, 1001);
+        ws.terminate();
+      } else if (silent >= pingIntervalMs) ws.ping();
+    }
+  }, tick);
+  // The listening server keeps the process alive; the heartbeat need not.
+  heartbeat.unref();
+  return heartbeat;
 }
 
 /** The bytes of a `ws` message, whatever shape `ws` gave them. */

@@ -39,7 +39,7 @@ export function connectSocket(
   return {
     message: (data) => client.message(data),
     closed(code) {
-      client.closed();
+      client.closed(code);
       broker.metrics?.socketClosed(code);
     },
   };

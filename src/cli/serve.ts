@@ -86,6 +86,15 @@ export async function serve(
     }
     throw error;
   }
+  // The listeners stay through the drain: a second signal changes nothing
+  // (the window bounds it), where the runtime's default would end the
+  // process at once, with the sockets left open. Listened for before the
+  // "listening" line: whoever reads it may signal at once.
+  const stop = Promise.withResolvers<string>();
+  const onInt = () => stop.resolve("SIGINT");
+  const onTerm = () => stop.resolve("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
   const shown = server.hostname.includes(":")
     ? `[${server.hostname}]`
     : server.hostname;
@@ -116,14 +125,6 @@ export async function serve(
     );
   };
   if (denyList) process.on("SIGHUP", reload);
-  // The listeners stay through the drain: a second signal changes nothing
-  // (the window bounds it), where the runtime's default would end the
-  // process at once, with the sockets left open.
-  const stop = Promise.withResolvers<string>();
-  const onInt = () => stop.resolve("SIGINT");
-  const onTerm = () => stop.resolve("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
   const signal = await stop.promise;
   process.off("SIGHUP", reload);
   // close() drains: /health says so, and the sockets go over the window.

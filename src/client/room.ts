@@ -42,7 +42,6 @@ export class Room extends EventTarget {
   #cert?: RTCCertificate;
   #signaling?: Signaling;
   #ice: RTCIceServer[] = [];
-  #iceTimer?: ReturnType<typeof setTimeout>;
   #online = false;
   #left = false;
   #done: ((error?: Error) => void) | null;
@@ -246,11 +245,15 @@ export class Room extends EventTarget {
     this.#media.remove(this.#peers.values(), track, options.to);
   }
 
+  /** Closes the link to peer `peerId` (both ends get `peerleave`); it may connect again. */
+  disconnect(peerId: string): void {
+    this.#peers.get(peerId)?.close();
+  }
+
   /** Leaves the session: closes the signaling socket and every connection. */
   leave(): void {
     if (this.#left) return;
     this.#left = true;
-    clearTimeout(this.#iceTimer);
     this.#signaling?.close();
     for (const link of this.#all) link.close();
     this.#fail("the room was left");
@@ -276,13 +279,14 @@ export class Room extends EventTarget {
   #frame(frame: BrokerFrame): void {
     switch (frame.type) {
       case "joined": {
+        // A resume (the same id) keeps every link, each negotiating again (so
+        // `restart-ice` needs nothing more); a rejoin drops links still
+        // negotiating (with old ids), and open ones resume (restart ICE).
+        const resumed = frame.peerId === this.#sid;
         this.#sid = frame.peerId!;
         this.#setIce(frame.iceServers);
-        // A rejoin: links still negotiating were addressed to old ids and
-        // are dropped; open ones stay, and one whose ICE restart was begun
-        // while the broker was away restarts again.
-        this.#members.clear();
-        for (const link of this.#all) link.open ? link.resume() : link.close();
+        if (!resumed) this.#members.clear();
+        for (const l of this.#all) resumed || l.open ? l.resume() : l.close();
         for (const sid of frame.peers ?? []) this.#meet(sid);
         this.#done?.();
         this.#done = null;
@@ -479,20 +483,6 @@ export class Room extends EventTarget {
       } catch {
         // A closed connection takes no configuration.
       }
-    }
-    clearTimeout(this.#iceTimer);
-    // TURN usernames are "<unix expiry seconds>:<peerId>": ask again at
-    // 80% of the shortest remaining lifetime.
-    const left = Math.min(
-      ...this.#ice.map((server) =>
-        Number(/^(\d+):/.exec(server.username ?? "")?.[1] ?? Infinity) * 1000
-      ),
-    ) - Date.now();
-    if (left > 0 && left < Infinity) {
-      this.#iceTimer = setTimeout(
-        () => this.#signaling?.send({ type: "ice" }),
-        Math.max(1000, left * 0.8),
-      );
     }
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The client's side of the broker's signaling WebSocket: it joins the
- * session on every (re)connection, reconnects with jittered exponential
- * backoff (or, when a draining broker says `reconnect` or closes with 1012,
- * after a random delay of up to 2 s, so that its peers do not all come back
- * at once), and paces what it sends with a token bucket a little under the
+ * session on every (re)connection (resuming its place when it can), asks
+ * for fresh ICE servers before their TURN credentials expire,
+ * reconnects with jittered exponential backoff (or, when a draining broker
+ * says `reconnect` or closes with 1012, after a random delay of up to 2 s,
+ * so that its peers do not all come back at once), and paces what it sends with a token bucket a little under the
  * broker's (100 burst, 50 a second), so a newcomer offering to a big
  * session never trips its flood guard.
  *
@@ -23,14 +24,16 @@ export interface SignalData {
 /** A frame from the broker (protocol version 1 and its additions). */
 export interface BrokerFrame {
   /**
-   * `joined`, `peer-joined`, `peer-left`, `signal`, `ice` or `error`
-   * (`reconnect` is the socket's own business).
+   * `joined`, `peer-joined`, `peer-left`, `signal`, `ice`, `restart-ice` or
+   * `error` (`reconnect` is the socket's own business).
    */
   type: string;
   /** This socket's peer id (`joined`), or the peer that came or went. */
   peerId?: string;
-  /** The other members (`joined`). */
+  /** The other members (`joined`), or whose signals were lost (`restart-ice`). */
   peers?: string[];
+  /** The token that resumes this peer's place (`joined`). */
+  resume?: string;
   /** ICE servers for this peer (`joined`, `ice`). */
   iceServers?: RTCIceServer[];
   /** The sender of a `signal`. */
@@ -58,8 +61,11 @@ const SERVICE_RESTART = 1012;
 
 /**
  * One session's signaling connection, reopened until {@linkcode close}.
- * Frames sent while the socket is down are dropped: a rejoin gives a new
- * peer id, so they would be addressed to ids that no longer exist.
+ * Each join after the first presents the last `joined`'s resume token, so
+ * that the broker gives this peer its id and place back, with what was
+ * sent to it meanwhile. Frames sent while the socket is down are dropped:
+ * after a rejoin (the token was spent or too old: a new peer id) they would
+ * be addressed to ids that no longer exist.
  */
 export class Signaling {
   #url: string;
@@ -76,6 +82,8 @@ export class Signaling {
   #closed = false;
   #proof?: ((host: string) => Promise<object>) | undefined;
   #restart = false;
+  #resume: string | undefined;
+  #iceTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Connects at once.
@@ -101,9 +109,12 @@ export class Signaling {
     this.#connect();
   }
 
-  /** Queues one frame; dropped when the socket is not open. */
+  /**
+   * Queues one frame; dropped when the socket is not open, or the broker
+   * said `reconnect` (it closes this socket next).
+   */
   send(frame: object): void {
-    if (this.#ws?.readyState !== 1) return;
+    if (this.#ws?.readyState !== 1 || this.#restart) return;
     this.#out.push(JSON.stringify(frame));
     this.#pump();
   }
@@ -113,6 +124,7 @@ export class Signaling {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#pumpTimer);
+    clearTimeout(this.#iceTimer);
     this.#ws?.close(1000);
   }
 
@@ -125,6 +137,7 @@ export class Signaling {
         type: "join",
         session: this.#session,
         proof: await this.#proof?.(new URL(this.#url).host),
+        resume: this.#resume,
       });
     ws.onmessage = (event) => {
       let frame: BrokerFrame;
@@ -133,7 +146,11 @@ export class Signaling {
       } catch {
         return;
       }
-      if (frame.type === "joined") this.#retries = 0;
+      if (frame.type === "joined") {
+        this.#retries = 0;
+        this.#resume = frame.resume;
+      }
+      if (frame.iceServers) this.#refreshIce(frame.iceServers);
       // The broker drains: it closes this socket next.
       if (frame.type === "reconnect") this.#restart = true;
       else this.#frame(frame);
@@ -153,6 +170,23 @@ export class Signaling {
       this.#restart = false;
       this.#retryTimer = setTimeout(() => this.#connect(), delay);
     };
+  }
+
+  // TURN usernames are "<unix expiry seconds>:<peerId>": ask again at 80%
+  // of the shortest remaining lifetime.
+  #refreshIce(servers: RTCIceServer[]): void {
+    clearTimeout(this.#iceTimer);
+    const left = Math.min(
+      ...(Array.isArray(servers) ? servers : []).map((server) =>
+        Number(/^(\d+):/.exec(server.username ?? "")?.[1] ?? Infinity) * 1000
+      ),
+    ) - Date.now();
+    if (left > 0 && left < Infinity) {
+      this.#iceTimer = setTimeout(
+        () => this.send({ type: "ice" }),
+        Math.max(1000, left * 0.8),
+      );
+    }
   }
 
   #pump(): void {

@@ -24,6 +24,7 @@ import type {
   BusSnapshot,
   BusState,
 } from "./bus/mod.ts";
+import type { HeldSignal } from "./bus/held.ts";
 import {
   LocalMembership,
   type Member,
@@ -42,6 +43,14 @@ interface ClusterSession<M extends Member> extends Session<M> {
 
 const LOST = "Signaling bus lost";
 const DOWN = "Signaling bus down";
+
+// Peers this broker parked lately, remembered (at most this many, the
+// oldest forgotten first) so that a signal still on its way to it here is
+// sent on to wherever the peer is now.
+const MAX_RECENTLY_PARKED = 4_096;
+// Signals that arrive for a peer whose resume is under way, kept per
+// session until the bus answers (at most this many, the oldest dropped).
+const MAX_EARLY = 64;
 
 /** Options of {@linkcode ClusterMembership}. */
 export interface ClusterOptions {
@@ -64,6 +73,9 @@ export class ClusterMembership<M extends Member>
   // Peers whose bus `leave` failed while the bus was down: retried once it
   // is back (session name by peer id).
   #unsentLeaves = new Map<string, string>();
+  #recentlyParked = new Map<string, string>();
+  // Sessions with resumes under way: how many, and what came meanwhile.
+  #resuming = new Map<string, { count: number; early: BusDelivery[] }>();
 
   /**
    * Makes the membership and attaches it to the bus.
@@ -75,6 +87,7 @@ export class ClusterMembership<M extends Member>
     super(host, options.maxPeers);
     this.#bus = options.bus;
     this.#maxFrameBytes = options.maxFrameBytes;
+    this.maxDataBytes = options.maxFrameBytes;
     this.#logger = options.logger;
     this.#bus.attach({
       event: (event) => this.#onEvent(event),
@@ -88,11 +101,18 @@ export class ClusterMembership<M extends Member>
     return this.#bus.state;
   }
 
-  /** Asks the bus to order the join; the answer comes through the host. */
-  override join(member: M, name: string): void {
+  /**
+   * Asks the bus to order the join (or, with a token, to move the parked
+   * peer here); the answer comes through the host.
+   */
+  override join(member: M, name: string, token?: string): void {
     const bus = this.#bus;
     if (bus.state !== "up") {
       this.host.drop(member, DOWN);
+      return;
+    }
+    if (token !== undefined) {
+      this.#resume(member, name, token);
       return;
     }
     const session = this.enter(member, name);
@@ -124,6 +144,40 @@ export class ClusterMembership<M extends Member>
     });
   }
 
+  /** Nothing is forgotten here: parked peers live on the bus. */
+  override shutdown(): void {
+    this.#recentlyParked.clear();
+  }
+
+  /** A session with no member of this broker is forgotten. */
+  protected override keeps(): boolean {
+    return false;
+  }
+
+  /**
+   * Parks the peer on the bus: the others keep it, signals to it are held
+   * there. Until this broker hears otherwise, it sends to it through the
+   * bus, which knows where it is.
+   */
+  protected override park(
+    session: ClusterSession<M>,
+    id: string,
+    token: string,
+  ): void {
+    this.members.delete(id);
+    this.#recentlyParked.set(id, session.name);
+    if (this.#recentlyParked.size > MAX_RECENTLY_PARKED) {
+      this.#recentlyParked.delete(this.#recentlyParked.keys().next().value!);
+    }
+    session.remote.set(id, "");
+    this.dropIfEmpty(session);
+    this.#bus.park(session.name, id, token).catch((error) => {
+      this.#logger?.("warn", "Cannot park a peer on the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+    });
+  }
+
   /** A new session, not yet synced with the bus. */
   protected override createSession(name: string): ClusterSession<M> {
     return {
@@ -142,8 +196,9 @@ export class ClusterMembership<M extends Member>
   }
 
   /**
-   * Sends signal data to the broker that holds `to`: only `from` and the
-   * data travel; that broker checks them and builds the frame.
+   * Sends signal data to the broker that holds `to` (or into its hold while
+   * it is parked): only `from` and the data travel; that broker checks them
+   * and builds the frame.
    */
   protected override forward(
     session: ClusterSession<M>,
@@ -151,15 +206,18 @@ export class ClusterMembership<M extends Member>
     to: string,
     data: SignalData,
   ): boolean {
-    const node = session.remote.get(to);
-    if (node === undefined) return false;
+    if (!session.remote.has(to)) return false;
+
     const delivery = {
       session: session.name,
       to,
       from,
       data: JSON.stringify(data),
     };
-    this.#bus.deliver(node, delivery).catch((error) => {
+    // Routed by the bus, which knows where the peer is now (this view may
+    // be behind a move): to its broker, or held while it is parked. One
+    // sender's signals go in one order through one connection.
+    this.#bus.send(delivery).catch((error) => {
       this.#logger?.("debug", "Cannot relay through the signaling bus", {
         error: String((error as Error)?.message ?? error),
       });
@@ -207,6 +265,14 @@ export class ClusterMembership<M extends Member>
     if (event.seq <= session.seq) return;
     session.seq = event.seq;
     const mine = event.node === this.#bus.node;
+    if (event.kind === "moved") {
+      // A move changes no membership: only where signals to the peer go.
+      // One to this broker is taken in by the bus's answer to its resume.
+      if (!mine && session.remote.has(event.peerId)) {
+        session.remote.set(event.peerId, event.node);
+      }
+      return;
+    }
     if (event.kind === "joined") {
       if (mine) {
         const joiner = session.pending.get(event.peerId);
@@ -231,10 +297,15 @@ export class ClusterMembership<M extends Member>
   // frame is built here; nothing else from the bus reaches a socket.
   #onDelivery(delivery: BusDelivery): void {
     const target = this.members.get(delivery.to);
-    if (target === undefined || !target.admitted) return;
+    if (target === undefined || !target.admitted) {
+      this.#early(delivery);
+      return;
+    }
     if (target.session !== delivery.session) return;
     const session = this.byName.get(delivery.session);
-    if (session?.remote.has(delivery.from) !== true) return;
+    const from = delivery.from;
+    if (session === undefined || from === delivery.to) return;
+    if (!session.remote.has(from) && !session.peers.has(from)) return;
     const data = parseSignalData(
       delivery.data,
       this.#maxFrameBytes,
@@ -242,6 +313,68 @@ export class ClusterMembership<M extends Member>
     );
     if (data === null) return;
     this.host.send(target, frames.signal(delivery.from, data));
+  }
+
+  // Signal data for no joined member here: a peer this broker parked lately
+  // (sent on to wherever it is now, through the bus), or one whose resume
+  // here is under way (kept until the bus answers).
+  #early(delivery: BusDelivery): void {
+    if (this.#recentlyParked.get(delivery.to) === delivery.session) {
+      this.#bus.send(delivery).catch(() => {});
+      return;
+    }
+    const resuming = this.#resuming.get(delivery.session);
+    if (resuming === undefined) return;
+    resuming.early.push(delivery);
+    if (resuming.early.length > MAX_EARLY) resuming.early.shift();
+  }
+
+  // A join with a token: the bus moves the parked peer here, with what it
+  // held; an unknown or expired token joins as new.
+  #resume(member: M, name: string, token: string): void {
+    // Joining: a second join is refused meanwhile.
+    member.session = name;
+    const resuming = this.#resuming.get(name) ?? { count: 0, early: [] };
+    resuming.count++;
+    this.#resuming.set(name, resuming);
+    this.#bus.resume(name, token).then((moved) => {
+      const early = this.#resumed(name, resuming);
+      if (member.session !== name || member.id !== null) {
+        // Its socket went away meanwhile.
+        if (moved !== null) this.#busLeave(name, moved.peerId);
+        return;
+      }
+      member.session = null;
+      if (moved === null) return this.join(member, name);
+      let session = this.byName.get(name);
+      if (session === undefined) {
+        session = this.createSession(name);
+        this.byName.set(name, session);
+      }
+      member.id = moved.peerId;
+      member.session = name;
+      this.#reconcile(session, moved.snapshot);
+      const later: HeldSignal[] = early.filter((d) => d.to === moved.peerId);
+      this.readmit(member, session, { held: moved.held, later });
+    }, (error) => {
+      this.#resumed(name, resuming);
+      this.#logger?.("warn", "Cannot resume through the signaling bus", {
+        error: String((error as Error)?.message ?? error),
+      });
+      if (member.session === name && member.id === null) {
+        member.session = null;
+        this.host.drop(member, DOWN);
+      }
+    });
+  }
+
+  // One resume in `name` is answered: what came meanwhile.
+  #resumed(
+    name: string,
+    resuming: { count: number; early: BusDelivery[] },
+  ): BusDelivery[] {
+    if (--resuming.count === 0) this.#resuming.delete(name);
+    return resuming.early;
   }
 
   #onState(state: BusState, lost: boolean): void {

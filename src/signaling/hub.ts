@@ -25,7 +25,7 @@ import {
   fitsSession,
   frames,
   isKeyed,
-  type JoinProof,
+  type JoinMessage,
   parseClientMessage,
   sessionLabel,
   type SignalErrorCode,
@@ -37,6 +37,15 @@ import {
   SocketHub,
 } from "./socket_hub.ts";
 import type { HubOptions, PeerSocket } from "./types.ts";
+
+// Closes that keep a joined peer's place for a resume: its connection was
+// lost (1006; Deno reports 0, no close frame at all), or the broker
+// restarts (1012).
+const PARKED: ReadonlySet<number> = new Set([
+  0,
+  CLOSE_CODES.abnormal,
+  CLOSE_CODES.serviceRestart,
+]);
 
 /** Live figures of the hub, as `/health` reports them. */
 export interface HubStats {
@@ -184,6 +193,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
       id: null,
       session: null,
       admitted: false,
+      resume: null,
       joinTimer: undefined,
       host,
       proving: false,
@@ -227,11 +237,20 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
     this.#options.observer?.signalingError(code);
   }
 
-  /** Leaves the session (the others are told, unless at shutdown). */
-  leave(peer: SignalPeer): void {
+  /**
+   * Leaves the session: the others are told, unless its socket went away
+   * (1006) or the broker restarts (1012), when its place is kept for a
+   * resume.
+   */
+  leave(peer: SignalPeer, _shutdown: boolean, code?: number): void {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
-    this.#membership.leave(peer);
+    this.#membership.leave(peer, code !== undefined && PARKED.has(code));
+  }
+
+  /** Forgets the places kept for a resume on this broker alone. */
+  shutdown(): void {
+    this.#membership.shutdown();
   }
 
   #onMessage(peer: SignalPeer, data: string): void {
@@ -253,8 +272,10 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
           return;
         }
         if (isKeyed(message.session)) {
-          this.#joinKeyed(peer, message.session, message.proof);
-        } else this.#membership.join(peer, message.session);
+          this.#joinKeyed(peer, message);
+        } else {
+          this.#membership.join(peer, message.session, message.resume);
+        }
         break;
       case "signal":
         if (!peer.admitted) {
@@ -302,16 +323,13 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
 
   // A private session: the socket learns nothing of it, and no member hears
   // of it, until its proof is checked. The join took its token already.
-  #joinKeyed(
-    peer: SignalPeer,
-    session: string,
-    proof: JoinProof | undefined,
-  ): void {
+  #joinKeyed(peer: SignalPeer, join: JoinMessage): void {
+    const { session, proof, resume } = join;
     peer.proving = true;
     checkProof(session, proof, peer.host, Date.now()).then((valid) => {
       peer.proving = false;
       if (peer.closing || peer.gone) return;
-      if (valid) this.#membership.join(peer, session);
+      if (valid) this.#membership.join(peer, session, resume);
       else {
         this.#error(
           peer,
@@ -334,7 +352,13 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
     const id = peer.id!;
     this.#sockets.send(
       peer,
-      frames.joined(peer.session!, id, others, this.#iceServers(id)),
+      frames.joined(
+        peer.session!,
+        id,
+        others,
+        this.#iceServers(id),
+        peer.resume!,
+      ),
     );
   }
 

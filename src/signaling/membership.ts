@@ -10,7 +10,24 @@
  */
 
 import { PEER_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
-import { frames, type SignalData } from "./messages.ts";
+import {
+  type Held,
+  HeldSignals,
+  MAX_HELD_BYTES,
+  RESUME_MS,
+} from "./bus/held.ts";
+import { frames, parseSignalData, type SignalData } from "./messages.ts";
+
+/** A parked peer of a broker with no bus: its place, kept for a resume. */
+interface Parked {
+  readonly session: string;
+  readonly token: string;
+  readonly held: HeldSignals;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
+/** The length of a resume token (see held.ts). */
+const TOKEN_LENGTH = 32;
 
 /** A socket of this broker as the membership sees it. */
 export interface Member {
@@ -20,6 +37,8 @@ export interface Member {
   session: string | null;
   /** Whether its join was granted (`joined` sent). */
   admitted: boolean;
+  /** Its resume token from its admission on (a fresh one each time). */
+  resume: string | null;
 }
 
 /** What a membership asks of the hub that owns the sockets. */
@@ -44,12 +63,21 @@ export interface Membership<M extends Member> {
   /** Members of this broker, joined or joining. */
   readonly peers: number;
   /**
-   * Adds `member` to `session`. The answer comes through the host, at once
-   * or later: `admitted`, `full`, or `drop`.
+   * Adds `member` to `session`, or with `token` puts it back in the place
+   * it left (its id, held signals) when the token is of a peer parked in
+   * `session`. The answer comes through the host, at once or later:
+   * `admitted`, `full`, or `drop`.
    */
-  join(member: M, session: string): void;
-  /** Takes `member` out of its session; the others are told. Idempotent. */
-  leave(member: M): void;
+  join(member: M, session: string, token?: string): void;
+  /**
+   * Takes `member` out of its session; the others are told. With `park`,
+   * a joined member keeps its place for {@linkcode RESUME_MS} instead: the
+   * others are told nothing, signals to it are held, and its token resumes
+   * it. Idempotent.
+   */
+  leave(member: M, park?: boolean): void;
+  /** Forgets what outlives the sockets (parked peers): the broker stops. */
+  shutdown(): void;
   /**
    * Relays signal data from joined `from` to `to`.
    *
@@ -70,6 +98,14 @@ export interface Session<M extends Member> {
   readonly pending: Map<string, M>;
 }
 
+/** What a resumed member is handed: what was held, checked again here. */
+export interface Handover {
+  /** The held signals and the senders of dropped ones. */
+  held: Held;
+  /** Signals that came meanwhile, to deliver after the held ones. */
+  later?: Held["signals"];
+}
+
 /**
  * The sessions of one broker, with no bus: a join is granted or refused at
  * once.
@@ -86,6 +122,10 @@ export class LocalMembership<
   protected readonly byName: Map<string, S> = new Map();
   /** Members of this broker, joined or joining, by id. */
   protected readonly members: Map<string, M> = new Map();
+  /** The largest signal data a held signal may carry. */
+  protected maxDataBytes = MAX_HELD_BYTES;
+  #parked = new Map<string, Parked>();
+  #tokens = new Map<string, string>();
 
   /**
    * Makes an empty membership.
@@ -109,8 +149,10 @@ export class LocalMembership<
   }
 
   /** Grants the join at once unless the session is full. */
-  join(member: M, name: string): void {
-    const held = this.byName.get(name)?.peers.size ?? 0;
+  join(member: M, name: string, token?: string): void {
+    if (token !== undefined && this.#resume(member, name, token)) return;
+    const session = this.byName.get(name);
+    const held = (session?.peers.size ?? 0) + (session?.remote.size ?? 0);
     if (held >= this.maxPeers) {
       this.host.full(member, name);
       return;
@@ -118,8 +160,8 @@ export class LocalMembership<
     this.admit(member, this.enter(member, name));
   }
 
-  /** Takes `member` out of its session; the others are told. */
-  leave(member: M): void {
+  /** Takes `member` out of its session; the others are told, unless parked. */
+  leave(member: M, park = false): void {
     const id = member.id;
     const session = member.session === null
       ? undefined
@@ -134,9 +176,20 @@ export class LocalMembership<
     }
     member.admitted = false;
     session.peers.delete(id);
+    if (park && member.resume !== null) {
+      this.park(session, id, member.resume);
+      return;
+    }
     this.left(session, id);
     if (session.peers.size === 0) this.dropIfEmpty(session);
     else this.notify(session, frames.peer("peer-left", id));
+  }
+
+  /** Forgets the parked peers, and their timers. */
+  shutdown(): void {
+    for (const parked of this.#parked.values()) clearTimeout(parked.timer);
+    this.#parked.clear();
+    this.#tokens.clear();
   }
 
   /** Sends to a member of this broker, or (with a bus) of another. */
@@ -162,7 +215,9 @@ export class LocalMembership<
       this.byName.set(name, session);
     }
     let id = randomAlphanumeric(PEER_ID_LENGTH);
-    while (this.members.has(id)) id = randomAlphanumeric(PEER_ID_LENGTH);
+    while (this.members.has(id) || this.#parked.has(id)) {
+      id = randomAlphanumeric(PEER_ID_LENGTH);
+    }
     member.id = id;
     member.session = name;
     member.admitted = false;
@@ -181,7 +236,86 @@ export class LocalMembership<
     this.notify(session, frames.peer("peer-joined", id));
     session.peers.set(id, member);
     member.admitted = true;
+    member.resume = randomAlphanumeric(TOKEN_LENGTH);
     this.host.admitted(member, others);
+  }
+
+  /**
+   * Admits a member that resumed its place: nobody is told, and it gets
+   * `joined`, then the signals held for it (from members only, checked
+   * again), then `restart-ice` naming the members whose signals were
+   * dropped, if any.
+   */
+  protected readmit(member: M, session: S, handover: Handover): void {
+    const id = member.id!;
+    session.remote.delete(id);
+    session.peers.set(id, member);
+    this.members.set(id, member);
+    member.admitted = true;
+    member.resume = randomAlphanumeric(TOKEN_LENGTH);
+    const isMember = (from: string) =>
+      from !== id && (session.peers.has(from) || session.remote.has(from));
+    const others = [...session.peers.keys(), ...session.remote.keys()]
+      .filter((other) => other !== id);
+    this.host.admitted(member, others);
+    const { held, later = [] } = handover;
+    for (const signal of [...held.signals, ...later]) {
+      if (!isMember(signal.from)) continue;
+      const data = parseSignalData(
+        signal.data,
+        this.maxDataBytes,
+        session.name,
+      );
+      if (data !== null) {
+        this.host.send(member, frames.signal(signal.from, data));
+      }
+    }
+    const dropped = held.dropped.filter(isMember);
+    if (dropped.length > 0) this.host.send(member, frames.restartIce(dropped));
+  }
+
+  /**
+   * Hook: keeps joined `id` of `session` parked under `token`. Without a bus
+   * its place is kept here: it stays in `remote` with no broker ("").
+   */
+  protected park(session: S, id: string, token: string): void {
+    this.members.delete(id);
+    session.remote.set(id, "");
+    const timer = setTimeout(() => this.#expire(id), RESUME_MS);
+    const held = new HeldSignals();
+    this.#parked.set(id, { session: session.name, token, held, timer });
+    this.#tokens.set(token, id);
+  }
+
+  // A join with a token of a peer parked here in `name`: its place back.
+  #resume(member: M, name: string, token: string): boolean {
+    const id = this.#tokens.get(token);
+    const parked = id === undefined ? undefined : this.#parked.get(id);
+    const session = this.byName.get(name);
+    if (parked?.session !== name || session === undefined) return false;
+    this.#unpark(id!, parked);
+    member.id = id!;
+    member.session = name;
+    this.readmit(member, session, { held: parked.held.take() });
+    return true;
+  }
+
+  #unpark(id: string, parked: Parked): void {
+    clearTimeout(parked.timer);
+    this.#parked.delete(id);
+    this.#tokens.delete(parked.token);
+  }
+
+  // Its window is over: it leaves, and the others are told.
+  #expire(id: string): void {
+    const parked = this.#parked.get(id);
+    if (parked === undefined) return;
+    this.#unpark(id, parked);
+    const session = this.byName.get(parked.session);
+    if (session === undefined || !session.remote.delete(id)) return;
+    if (!this.dropIfEmpty(session)) {
+      this.notify(session, frames.peer("peer-left", id));
+    }
   }
 
   /** Sends `text` to every joined member of this broker in `session`. */
@@ -192,6 +326,7 @@ export class LocalMembership<
   /** Forgets `session` once no member of this broker is in it. */
   protected dropIfEmpty(session: S): boolean {
     if (session.peers.size > 0 || session.pending.size > 0) return false;
+    if (this.keeps(session)) return false;
     if (this.byName.get(session.name) !== session) return false;
     this.byName.delete(session.name);
     return true;
@@ -207,16 +342,27 @@ export class LocalMembership<
     } as Session<M> as S;
   }
 
+  /**
+   * Hook: whether `session` is kept with no member of this broker: without
+   * a bus, while a parked member is in it.
+   */
+  protected keeps(session: S): boolean {
+    return session.remote.size > 0;
+  }
+
   /** Hook: a joined member of this broker left `session`. */
   protected left(_session: S, _id: string): void {}
 
-  /** Hook: relays to a member another broker holds; none here. */
+  /** Hook: relays to a member another broker holds, or holds it for a parked one. */
   protected forward(
-    _session: S,
-    _from: string,
-    _to: string,
-    _data: SignalData,
+    session: S,
+    from: string,
+    to: string,
+    data: SignalData,
   ): boolean {
-    return false;
+    const parked = this.#parked.get(to);
+    if (parked?.session !== session.name) return false;
+    parked.held.push(from, JSON.stringify(data));
+    return true;
   }
 }

@@ -6,6 +6,8 @@
  * @module
  */
 
+import { RESUME_TOKEN } from "./bus/held.ts";
+
 /** An SDP description, exactly as the protocol allows it. */
 export interface SdpData {
   /** The session description. */
@@ -43,9 +45,21 @@ export interface JoinProof {
   sig: string;
 }
 
+/** A `join` frame: a session, and maybe a proof and a resume token. */
+export interface JoinMessage {
+  /** `join`. */
+  type: "join";
+  /** The session. */
+  session: string;
+  /** A private session's proof. */
+  proof?: JoinProof;
+  /** The token of an earlier `joined`, to resume its place. */
+  resume?: string;
+}
+
 /** A frame a client may send. */
 export type ClientMessage =
-  | { type: "join"; session: string; proof?: JoinProof }
+  | JoinMessage
   | { type: "signal"; to: string; data: SignalData }
   | { type: "ice" }
   | { type: "leave" };
@@ -172,8 +186,8 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
   if (!isObject(json)) return bad("a frame must be a JSON object");
   switch (json.type) {
     case "join":
-      if (!hasOnly(json, ["type", "session", "proof"])) {
-        return bad("join takes only 'session' and 'proof'");
+      if (!hasOnly(json, ["type", "session", "proof", "resume"])) {
+        return bad("join takes only 'session', 'proof' and 'resume'");
       }
       if (typeof json.session !== "string" || !SESSION.test(json.session)) {
         return {
@@ -182,16 +196,7 @@ export function parseClientMessage(text: string): ClientMessage | MessageError {
             "Cannot join: a session is 1 to 128 characters of [A-Za-z0-9_-]",
         };
       }
-      if (json.proof === undefined) {
-        return { type: "join", session: json.session };
-      }
-      if (!isKeyed(json.session)) {
-        return bad("only a private (k_) session takes a proof");
-      }
-      if (!isProof(json.proof)) {
-        return bad("proof is exactly {t: Unix seconds, sig: base64url}");
-      }
-      return { type: "join", session: json.session, proof: json.proof };
+      return parseJoin(json, json.session);
     case "signal":
       if (
         !hasOnly(json, ["type", "to", "data"]) || typeof json.to !== "string"
@@ -292,12 +297,16 @@ export function exceedsBytes(data: string | Uint8Array, max: number): boolean {
  * in them are the hub's, never a client's or another broker's words.
  */
 export const frames = {
-  /** The answer to a join: the joiner's id and the members before it. */
+  /**
+   * The answer to a join: the joiner's id, the members before it, and the
+   * token that resumes its place should its socket go away.
+   */
   joined(
     session: string,
     peerId: string,
     peers: string[],
     iceServers: unknown[],
+    resume: string,
   ): string {
     return JSON.stringify({
       type: "joined",
@@ -305,6 +314,7 @@ export const frames = {
       peerId,
       peers,
       iceServers,
+      resume,
     });
   },
   /** A member came or went. */
@@ -324,6 +334,13 @@ export const frames = {
     return JSON.stringify({ type: "error", code, message });
   },
   /**
+   * Signals from these members were dropped while this peer was away (past
+   * what is held for it): restart ICE with them.
+   */
+  restartIce(peers: string[]): string {
+    return JSON.stringify({ type: "restart-ice", peers });
+  },
+  /**
    * The broker is draining: this socket closes next (1012), and the client
    * should connect again, to this broker's replacement or to another one.
    */
@@ -331,6 +348,29 @@ export const frames = {
     return JSON.stringify({ type: "reconnect" });
   },
 };
+
+// A join's optional members, once its session is valid.
+function parseJoin(
+  json: Record<string, unknown>,
+  session: string,
+): JoinMessage | MessageError {
+  const join: JoinMessage = { type: "join", session };
+  if (json.resume !== undefined) {
+    if (typeof json.resume !== "string" || !RESUME_TOKEN.test(json.resume)) {
+      return bad("resume is the token of a 'joined' frame");
+    }
+    join.resume = json.resume;
+  }
+  if (json.proof === undefined) return join;
+  if (!isKeyed(session)) {
+    return bad("only a private (k_) session takes a proof");
+  }
+  if (!isProof(json.proof)) {
+    return bad("proof is exactly {t: Unix seconds, sig: base64url}");
+  }
+  join.proof = json.proof;
+  return join;
+}
 
 function isSignalData(data: unknown): data is SignalData {
   if (!isObject(data)) return false;

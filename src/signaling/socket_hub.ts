@@ -22,8 +22,11 @@ import type { PeerSocket, SignalingLimits } from "./types.ts";
 export interface SocketEvents {
   /** A frame arrived: text, or bytes for a binary frame. */
   message(data: string | Uint8Array): void;
-  /** The socket closed (by either side); forgets it everywhere. Idempotent. */
-  closed(): void;
+  /**
+   * The socket closed (by either side), with `code` when the adapter knows
+   * it; forgets it everywhere. Idempotent.
+   */
+  closed(code?: number): void;
 }
 
 /** One socket of the hub: the fields every dialect's socket starts with. */
@@ -58,8 +61,10 @@ export interface SocketDialect<S extends HubSocket> {
    *
    * @param shutdown True when the broker is shutting down: the others are
    * not told (the broker leaves, not they).
+   * @param code How the socket closed or is being closed, when known (a
+   * dialect may keep the place of one that went away: 1006, 1012).
    */
-  leave(state: S, shutdown: boolean): void;
+  leave(state: S, shutdown: boolean, code?: number): void;
   /** The dialect's frame for a refusal. */
   errorFrame(code: string, message: string): string;
   /** Told of each refusal sent as an error frame (for the metrics). */
@@ -86,7 +91,16 @@ interface Drain {
   /** Milliseconds between two turns. */
   readonly gap: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Sockets told to reconnect, each until its close, with its timer. */
+  readonly told: Map<HubSocket, ReturnType<typeof setTimeout>>;
 }
+
+/**
+ * How long a drained socket is still read after its reconnect frame, before
+ * its 1012 (at most half a turn): what its client sent before it heard is
+ * handled, not lost.
+ */
+const DRAIN_GRACE_MS = 250;
 
 /** A socket of the hub with the dialect it speaks. */
 interface Entry {
@@ -238,7 +252,7 @@ export class SocketHub {
     }
     return {
       message: (data) => this.#onMessage(state, data),
-      closed: () => this.#onClosed(state),
+      closed: (code) => this.#onClosed(state, code),
     };
   }
 
@@ -299,13 +313,14 @@ export class SocketHub {
   close(state: HubSocket, code: number, reason: string): void {
     if (state.closing) return;
     state.closing = true;
-    this.#dialectOf(state)?.leave(state, false);
+    this.#dialectOf(state)?.leave(state, false, code);
     this.#closeSocket(state, code, reason);
   }
 
   /**
-   * Drains: each open socket gets its dialect's reconnect frame and is
-   * closed with 1012 (service restart), one at a time, the i-th of n at
+   * Drains: each open socket gets its dialect's reconnect frame and, a
+   * moment later (what its client sent meanwhile still handled), is closed
+   * with 1012 (service restart), one at a time, the i-th of n at about
    * i × `windowMs` / n, so that their reconnects reach the other brokers
    * spread out, not as a herd. Each one leaves as it goes (the others are
    * told, as its dialect tells them). A socket that left by itself keeps
@@ -319,11 +334,14 @@ export class SocketHub {
     if (this.#drain !== undefined) return;
     const queue = [...this.#live.keys()];
     if (windowMs <= 0 || queue.length === 0) {
-      this.#drain = { queue: [], gap: 0, timer: undefined };
+      this.#drain = { queue: [], gap: 0, timer: undefined, told: new Map() };
       this.closeAll(CLOSE_CODES.serviceRestart);
       return;
     }
-    this.#drain = { queue, gap: windowMs / queue.length, timer: undefined };
+    // The last one's grace ends within the window too.
+    const gap = Math.max(windowMs - DRAIN_GRACE_MS, windowMs / 2) /
+      queue.length;
+    this.#drain = { queue, gap, timer: undefined, told: new Map() };
     this.#turn();
   }
 
@@ -337,16 +355,17 @@ export class SocketHub {
    * @param code The close code: `goingAway` or `serviceRestart`.
    */
   closeAll(code: number = CLOSE_CODES.goingAway): void {
+    const told = this.#drain?.told;
     this.#endDrain();
     const open = [...this.#live.values()].filter(({ state }) => !state.closing);
     if (code === CLOSE_CODES.serviceRestart) {
       for (const { state, dialect } of open) {
-        this.#sendReconnect(state, dialect);
+        if (!told?.has(state)) this.#sendReconnect(state, dialect);
       }
     }
     for (const { state } of open) state.closing = true;
     for (const { state, dialect } of open) {
-      dialect.leave(state, true);
+      dialect.leave(state, true, code);
       this.#closeSocket(state, code, "Server shutting down");
     }
     for (const dialect of this.#dialects) dialect.shutdown?.();
@@ -369,8 +388,14 @@ export class SocketHub {
     const state = drain.queue.shift();
     const entry = state && this.#live.get(state);
     if (entry !== undefined && !entry.state.closing) {
-      this.#sendReconnect(entry.state, entry.dialect);
-      this.close(entry.state, CLOSE_CODES.serviceRestart, "Service restart");
+      const { state } = entry;
+      this.#sendReconnect(state, entry.dialect);
+      drain.told.set(
+        state,
+        setTimeout(() => {
+          this.close(state, CLOSE_CODES.serviceRestart, "Service restart");
+        }, Math.min(DRAIN_GRACE_MS, drain.gap / 2)),
+      );
     }
     if (drain.queue.length > 0) {
       drain.timer = setTimeout(() => this.#turn(), drain.gap);
@@ -389,6 +414,8 @@ export class SocketHub {
     clearTimeout(this.#drain.timer);
     this.#drain.timer = undefined;
     this.#drain.queue.length = 0;
+    for (const timer of this.#drain.told.values()) clearTimeout(timer);
+    this.#drain.told.clear();
   }
 
   #closeSocket(state: HubSocket, code: number, reason: string): void {
@@ -422,7 +449,7 @@ export class SocketHub {
     dialect.text(state, data);
   }
 
-  #onClosed(state: HubSocket): void {
+  #onClosed(state: HubSocket, code?: number): void {
     if (state.gone) return;
     state.gone = true;
     clearTimeout(state.closeTimer);
@@ -430,7 +457,7 @@ export class SocketHub {
     const entry = this.#live.get(state);
     if (entry === undefined) return;
     // After closeAll this is a no-op: it left already.
-    entry.dialect.leave(state, false);
+    entry.dialect.leave(state, false, code);
     this.#live.delete(state);
     const name = entry.dialect.name;
     this.#byDialect.set(name, this.socketsOf(name) - 1);

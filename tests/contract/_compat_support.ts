@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { startServer, type TestServer } from "./_servers.ts";
 import type { ContractApi } from "./_suite.ts";
+import type { SignalServerOptions } from "../../src/core.ts";
 import { type Frame, parseServerFrames, RawConnection } from "./_wire.ts";
 import { startRedis } from "./scaleout.ts";
 
@@ -97,10 +98,14 @@ function maskedFrame(text: string): Uint8Array {
   return frame;
 }
 
-/** Two brokers on one private Redis, each with its RedisBus; or null. */
+/**
+ * Two brokers on one private Redis, each with its RedisBus and `more`
+ * options; or null.
+ */
 export async function twoBrokers(
   api: ContractApi,
   signaling: Record<string, number> = {},
+  more: Partial<SignalServerOptions> = {},
 ): Promise<
   | (AsyncDisposable & { a: TestServer; b: TestServer })
   | null
@@ -115,8 +120,8 @@ export async function twoBrokers(
     await api.createRedisBus({ url: redis.url }),
   ];
   const [a, b] = [
-    await startServer(api, { bus: buses[0]!, signaling }),
-    await startServer(api, { bus: buses[1]!, signaling }),
+    await startServer(api, { ...more, bus: buses[0]!, signaling }),
+    await startServer(api, { ...more, bus: buses[1]!, signaling }),
   ];
   return {
     a,

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { assertHeaders } from "./_pods.ts";
 import { sleep, startServer, type TestServer } from "./_servers.ts";
 import { test } from "./_suite.ts";
+import { within } from "../support/wait.ts";
 import {
   expectedTurnCredential,
   type Frame,
@@ -976,6 +977,47 @@ test("compat bus: a y-webrtc topic spans two brokers: publishes, signals, from a
   assert.equal((await fourth.next()).data.from, "peer-b");
   await closeAll(a, forger, fourth);
 });
+
+test(
+  "compat bus: a PeerJS id outlives its broker's restart: its token's bearer takes it over on another broker, unannounced; another token cannot",
+  async (api) => {
+    // A drain window long enough that broker A is still up (closing its
+    // second socket later) while alice comes back on B.
+    await using pair = await twoBrokers(api, {}, { drainSeconds: 60 });
+    if (pair === null) return;
+    const { a: brokerA, b: brokerB } = pair;
+    const alice = await pjOpen(brokerA, "alice", "secret");
+    const carol = await pjOpen(brokerA, "carol", "hers");
+    const bob = await pjOpen(brokerB, "bob");
+    bob.send({ type: "OFFER", dst: "alice", payload: PJ_OFFER });
+    assert.deepEqual(
+      await alice.next(),
+      pjFrame("OFFER", "bob", "alice", PJ_OFFER),
+    );
+    const restarting = brokerA.server.close();
+    assert.equal((await alice.closed).code, 1012);
+    const thief = await pjClient(brokerB, "alice", "other");
+    assert.equal((await thief.next(5_000)).type, "ID-TAKEN");
+    await thief.closed;
+    const back = await pjOpen(brokerB, "alice", "secret");
+    bob.send({ type: "OFFER", dst: "alice", payload: PJ_OFFER });
+    assert.deepEqual(
+      await back.next(),
+      pjFrame("OFFER", "bob", "alice", PJ_OFFER),
+    );
+    back.send({ type: "ANSWER", dst: "bob", payload: PJ_ANSWER });
+    assert.deepEqual(
+      await bob.next(),
+      pjFrame("ANSWER", "alice", "bob", PJ_ANSWER),
+    );
+    // Broker A ends; bob never hears that alice left.
+    await carol.close();
+    await within(restarting, "broker A to finish its drain", 10_000);
+    await silent(bob);
+    await closeAll(bob, back);
+  },
+  { timeoutMs: 40_000 },
+);
 
 test(
   "compat bus: a PeerJS id is claimed once across brokers, and messages reach it on the other",

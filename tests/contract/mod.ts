@@ -12,6 +12,7 @@ import "./pod_domain.ts";
 import "./operations.ts";
 import "./signaling.ts";
 import "./drain.ts";
+import "./resume.ts";
 import "./ice.ts";
 import "./scaleout.ts";
 import "./private_rooms.ts";

@@ -309,3 +309,95 @@ busCase(
     assert.equal(await a.bus.compat.publish("t", "anyone?"), 0);
   },
 );
+
+busCase(
+  "park: a parked peer stays a member held by no node, and a resume on another node moves it there with what was held, once, in order",
+  async (engine) => {
+    const [a, b, c] = [
+      await engine.node(),
+      await engine.node(),
+      await engine.node(),
+    ];
+    await a.bus.join("s", "p1", 4);
+    await b.bus.join("s", "p2", 4);
+    const token = "T".repeat(32);
+    await a.bus.park("s", "p1", token);
+    await settled(
+      "b hears p1 parked",
+      () => b.events.some((e) => e.kind === "moved" && e.node === ""),
+    );
+    assert.ok(!b.events.some((e) => e.kind === "left"), "no one left");
+    assert.equal((await b.bus.snapshot("s")).members.get("p1"), "");
+    // A parked peer's place is kept when the node that parked it goes.
+    await a.bus.close();
+    for (let i = 0; i < 3; i++) {
+      const sent = await b.bus.send({
+        session: "s",
+        to: "p1",
+        from: "p2",
+        data: `{"n":${i}}`,
+      });
+      assert.equal(sent, true);
+    }
+    assert.equal(
+      await b.bus.send({ session: "s", to: "nobody", from: "p2", data: "{}" }),
+      false,
+    );
+    assert.equal(await c.bus.resume("other", token), null, "another session");
+    const moved = await c.bus.resume("s", token);
+    assert.ok(moved);
+    assert.equal(moved.peerId, "p1");
+    assert.equal(moved.snapshot.members.get("p1"), c.bus.node);
+    assert.deepEqual(moved.held, {
+      signals: [0, 1, 2].map((n) => ({ from: "p2", data: `{"n":${n}}` })),
+      dropped: [],
+    });
+    assert.equal(await b.bus.resume("s", token), null, "the token is spent");
+    await settled(
+      "b hears p1 moved to c",
+      () => b.events.some((e) => e.kind === "moved" && e.node === c.bus.node),
+    );
+    // From now on a signal to it reaches c, and nothing more is held.
+    await b.bus.send({ session: "s", to: "p1", from: "p2", data: "{}" });
+    await settled("c's delivery", () => c.deliveries.length === 1);
+    assert.deepEqual(c.deliveries[0], {
+      session: "s",
+      to: "p1",
+      from: "p2",
+      data: "{}",
+    });
+  },
+);
+
+busCase(
+  "park: the hold keeps the newest 64 signals within 256 KiB, and names the senders of the dropped ones",
+  async (engine) => {
+    const [a, b] = [await engine.node(), await engine.node()];
+    await a.bus.join("s", "p1", 4);
+    await a.bus.join("s", "p2", 4);
+    await a.bus.join("s", "p3", 4);
+    await a.bus.park("s", "p1", "A".repeat(32));
+    const send = (from: string, data: string) =>
+      b.bus.send({ session: "s", to: "p1", from, data });
+    await send("p3", "0");
+    for (let i = 1; i < 70; i++) await send("p2", `${i}`);
+    const counted = await b.bus.resume("s", "A".repeat(32));
+    assert.ok(counted);
+    assert.deepEqual(
+      counted.held.signals.map((signal) => signal.data),
+      Array.from({ length: 64 }, (_, i) => `${i + 6}`),
+    );
+    assert.deepEqual(counted.held.dropped.sort(), ["p2", "p3"]);
+    // Five signals of 60 KiB: the oldest goes, four (240 KiB) stay.
+    await b.bus.park("s", "p1", "B".repeat(32));
+    const big = (n: number) => `${n}${"x".repeat(61_439)}`;
+    for (let i = 0; i < 5; i++) await send("p2", big(i));
+    const sized = await a.bus.resume("s", "B".repeat(32));
+    assert.ok(sized);
+    assert.deepEqual(
+      sized.held.signals.map((signal) => signal.data[0]),
+      ["1", "2", "3", "4"],
+    );
+    assert.deepEqual(sized.held.dropped, ["p2"]);
+  },
+);

@@ -17,15 +17,21 @@
  * - session events reach no other node, and a delivery only the node it is
  *   addressed to;
  * - when a node goes silent (its process died), the engine removes its
- *   peers within a bounded time and publishes their `left` events.
+ *   peers within a bounded time and publishes their `left` events;
+ * - a parked peer (its socket went away, it may resume) stays a member held
+ *   by no node for {@linkcode RESUME_MS}: signals to it are held within the
+ *   bounds of held.ts, a `resume` with its token on any node moves it there
+ *   with what was held (once), and at the end of the window it leaves.
  *
  * @module
  */
 
 import type { CompatBus } from "./compat.ts";
+import { type Held, HeldSignals, RESUME_MS } from "./held.ts";
 import { LocalCompatEngine } from "./local_compat.ts";
 
 export type { CompatBus, CompatBusListener } from "./compat.ts";
+export type { Held, HeldSignal } from "./held.ts";
 
 /** Whether the bus can be used now. */
 export type BusState = "up" | "down";
@@ -34,13 +40,16 @@ export type BusState = "up" | "down";
 export interface BusEvent {
   /** Position in the bus's order: a later change has a larger number. */
   seq: number;
-  /** Whether the peer joined or left. */
-  kind: "joined" | "left";
+  /**
+   * Whether the peer joined, left, or moved to another node (`node` is ""
+   * while it is parked): a move changes no membership.
+   */
+  kind: "joined" | "left" | "moved";
   /** The session. */
   session: string;
   /** The peer. */
   peerId: string;
-  /** The node (broker) that holds the peer. */
+  /** The node (broker) that holds the peer ("" for a parked peer). */
   node: string;
 }
 
@@ -56,6 +65,16 @@ export interface BusSnapshot {
 export type BusJoinResult =
   | { ok: true; snapshot: BusSnapshot }
   | { ok: false; reason: "full" | "taken" | "lost" };
+
+/** The answer to a successful {@linkcode Bus.resume}. */
+export interface BusResume {
+  /** The resumed peer's id, now held by this node. */
+  peerId: string;
+  /** The session's members just after the move. */
+  snapshot: BusSnapshot;
+  /** The signals held for it (hostile until checked), and whose were dropped. */
+  held: Held;
+}
 
 /**
  * Signal data for a peer that another node holds. Only the sender's id and
@@ -116,6 +135,27 @@ export interface Bus {
   snapshot(session: string): Promise<BusSnapshot>;
   /** Sends signal data to a peer that `node` holds. */
   deliver(node: string, delivery: BusDelivery): Promise<void>;
+  /**
+   * Parks this node's `peerId`: it stays a member of `session`, held by no
+   * node, for {@linkcode RESUME_MS}; `token` resumes it. Publishes `moved`
+   * with node "".
+   */
+  park(session: string, peerId: string, token: string): Promise<void>;
+  /**
+   * Moves the peer parked in `session` under `token` to this node and
+   * hands over what was held for it; the token is spent. Publishes `moved`.
+   *
+   * @returns Null for an unknown, spent or expired token, or one of another
+   * session.
+   */
+  resume(session: string, token: string): Promise<BusResume | null>;
+  /**
+   * Sends signal data to `delivery.to` wherever it is now: to the node that
+   * holds it, or into its hold while it is parked.
+   *
+   * @returns False when it is no member of the session.
+   */
+  send(delivery: BusDelivery): Promise<boolean>;
   /** Removes this node's peers from the bus and disconnects. */
   close(): Promise<void>;
   /**
@@ -154,8 +194,19 @@ const BUS_METHODS = [
   "leave",
   "snapshot",
   "deliver",
+  "park",
+  "resume",
+  "send",
   "close",
 ] as const;
+
+/** A parked peer of a {@linkcode LocalBus}. */
+interface Parked {
+  readonly session: string;
+  readonly token: string;
+  readonly held: HeldSignals;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
 
 /**
  * An in-process bus: the hubs of several brokers in one process share
@@ -187,6 +238,8 @@ export class LocalBus {
   #nodes = new Map<string, LocalBusNode>();
   #count = 0;
   #compat = new LocalCompatEngine();
+  #parked = new Map<string, Parked>();
+  #tokens = new Map<string, string>();
 
   /**
    * A new node on this bus.
@@ -249,6 +302,61 @@ export class LocalBus {
   }
 
   /** @internal */
+  _park(node: string, session: string, peerId: string, token: string): void {
+    const members = this.#sessions.get(session);
+    if (members?.get(peerId) !== node) return;
+    members.set(peerId, "");
+    const timer = setTimeout(() => this.#expire(peerId), RESUME_MS);
+    this.#parked.set(peerId, {
+      session,
+      token,
+      held: new HeldSignals(),
+      timer,
+    });
+    this.#tokens.set(token, peerId);
+    this._publish("moved", session, peerId, "");
+  }
+
+  /** @internal */
+  _resume(node: string, session: string, token: string): BusResume | null {
+    const peerId = this.#tokens.get(token);
+    const parked = peerId === undefined ? undefined : this.#parked.get(peerId);
+    if (parked === undefined || parked.session !== session) return null;
+    this.#unpark(peerId!, parked);
+    const members = this.#sessions.get(session)!;
+    members.set(peerId!, node);
+    const seq = this._publish("moved", session, peerId!, node);
+    return {
+      peerId: peerId!,
+      snapshot: { seq, members: new Map(members) },
+      held: parked.held.take(),
+    };
+  }
+
+  /** @internal */
+  _send(delivery: BusDelivery): boolean {
+    const node = this.#sessions.get(delivery.session)?.get(delivery.to);
+    if (node === undefined) return false;
+    if (node !== "") this._deliver(node, delivery);
+    else this.#parked.get(delivery.to)?.held.push(delivery.from, delivery.data);
+    return true;
+  }
+
+  #unpark(peerId: string, parked: Parked): void {
+    clearTimeout(parked.timer);
+    this.#parked.delete(peerId);
+    this.#tokens.delete(parked.token);
+  }
+
+  // The window is over: the parked peer leaves.
+  #expire(peerId: string): void {
+    const parked = this.#parked.get(peerId);
+    if (parked === undefined) return;
+    this.#unpark(peerId, parked);
+    this._leave("", parked.session, peerId);
+  }
+
+  /** @internal */
   _deliver(node: string, delivery: BusDelivery): void {
     this.#nodes.get(node)?._deliver(delivery);
   }
@@ -257,6 +365,10 @@ export class LocalBus {
   _close(node: string): void {
     this.#nodes.delete(node);
     this.#compat.drop(node);
+    // The last node gone: no one is left to resume, and no timer outlives it.
+    if (this.#nodes.size === 0) {
+      for (const peerId of [...this.#parked.keys()]) this.#expire(peerId);
+    }
     for (const [peerId, session] of [...this.#peers]) {
       if (this.#sessions.get(session)?.get(peerId) === node) {
         this._leave(node, session, peerId);
@@ -298,6 +410,19 @@ class LocalBusNode implements Bus {
   deliver(node: string, delivery: BusDelivery): Promise<void> {
     this.#bus._deliver(node, delivery);
     return Promise.resolve();
+  }
+
+  park(session: string, peerId: string, token: string): Promise<void> {
+    this.#bus._park(this.node, session, peerId, token);
+    return Promise.resolve();
+  }
+
+  resume(session: string, token: string): Promise<BusResume | null> {
+    return Promise.resolve(this.#bus._resume(this.node, session, token));
+  }
+
+  send(delivery: BusDelivery): Promise<boolean> {
+    return Promise.resolve(this.#bus._send(delivery));
   }
 
   close(): Promise<void> {

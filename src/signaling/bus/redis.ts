@@ -40,11 +40,21 @@ import type { Logger } from "../../_util/log.ts";
 import { scrubSecrets, urlSecrets } from "../../_util/secrets.ts";
 import { REAP_BATCH, SCRIPTS } from "./redis_scripts.ts";
 import { COMPAT_SCRIPTS, RedisCompatBus } from "./redis_compat.ts";
+import {
+  expireOnRedis,
+  pairs,
+  parkOnRedis,
+  parseBusMessage,
+  type RedisResumeContext,
+  resumeOnRedis,
+  sendOnRedis,
+} from "./redis_resume.ts";
 import type {
   Bus,
   BusDelivery,
   BusJoinResult,
   BusListener,
+  BusResume,
   BusSnapshot,
   BusState,
   CompatBus,
@@ -151,6 +161,7 @@ export class RedisBus implements Bus {
   #upWaiters: (() => void)[] = [];
   #loggedDown = false;
   #subscribed = false;
+  #parking: RedisResumeContext;
 
   /**
    * Makes the bus and starts connecting.
@@ -205,6 +216,11 @@ export class RedisBus implements Bus {
       node: this.node,
       channel: (node) => this.#nodeChannel(node),
     });
+    this.#parking = {
+      run: (name, ...args) => this.#script(name)(...args),
+      prefix: this.#prefix,
+      node: this.node,
+    };
     for (const [name, { lua, keys }] of Object.entries(scripts)) {
       this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
     }
@@ -320,6 +336,24 @@ export class RedisBus implements Bus {
     );
   }
 
+  /** Parks a peer of this broker (redis_resume.ts). */
+  park(session: string, peerId: string, token: string): Promise<void> {
+    return parkOnRedis(this.#parking, session, peerId, token);
+  }
+
+  /** Resumes a parked peer on this broker (redis_resume.ts). */
+  async resume(session: string, token: string): Promise<BusResume | null> {
+    const moved = await resumeOnRedis(this.#parking, session, token);
+    if (moved !== "lost") return moved;
+    this.#check();
+    return null;
+  }
+
+  /** Sends to a peer wherever it is, or into its hold (redis_resume.ts). */
+  send(delivery: BusDelivery): Promise<boolean> {
+    return sendOnRedis(this.#parking, delivery);
+  }
+
   /**
    * Removes this broker's remaining peers from the bus (their sessions are
    * told they left), then disconnects. Idempotent.
@@ -370,30 +404,10 @@ export class RedisBus implements Bus {
     if (listener === undefined) return;
     const kind = message[0];
     if (kind === "~") return this.#compat.onMessage(message);
-    if (kind === "+" || kind === "!") {
-      // "+<seq> <session> <peer> <node>" (joined) or "!…" (left).
-      const [seq, session, peerId, node] = message.slice(1).split(" ");
-      if (node === undefined) return;
-      listener.event({
-        seq: Number(seq),
-        kind: kind === "+" ? "joined" : "left",
-        session: session!,
-        peerId: peerId!,
-        node,
-      });
-      return;
-    }
-    // "<session> <to> <from> <data>": names and ids hold no space.
-    const first = message.indexOf(" ");
-    const second = message.indexOf(" ", first + 1);
-    const third = message.indexOf(" ", second + 1);
-    if (first < 0 || second < 0 || third < 0) return;
-    listener.deliver({
-      session: message.slice(0, first),
-      to: message.slice(first + 1, second),
-      from: message.slice(second + 1, third),
-      data: message.slice(third + 1),
-    });
+    const parsed = parseBusMessage(message);
+    if (parsed === null) return;
+    if ("peerId" in parsed) listener.event(parsed);
+    else listener.deliver(parsed);
   }
 
   #onError(error: Error): void {
@@ -445,7 +459,9 @@ export class RedisBus implements Bus {
     this.#check();
     if (this.#reaping) return;
     this.#reaping = true;
-    this.#compat.reap().then(() => this.#reap("")).catch(() => {}).finally(
+    this.#compat.reap().then(() => this.#reap("")).then(() =>
+      expireOnRedis(this.#parking)
+    ).catch(() => {}).finally(
       () => {
         this.#reaping = false;
       },
@@ -476,10 +492,4 @@ export class RedisBus implements Bus {
     );
     return added === 1;
   }
-}
-
-function pairs(flat: string[]): Map<string, string> {
-  const map = new Map<string, string>();
-  for (let i = 0; i + 1 < flat.length; i += 2) map.set(flat[i]!, flat[i + 1]!);
-  return map;
 }

@@ -21,7 +21,7 @@ local function tell(channels, nodes, message, skip)
   local told = {}
   if skip then told[skip] = true end
   for _, node in ipairs(nodes) do
-    if not told[node] then
+    if node ~= '' and not told[node] then
       told[node] = true
       redis.call('PUBLISH', channels .. node, message)
     end
@@ -103,6 +103,117 @@ for _, node in ipairs(dead) do
 end
 return {count, 0}`;
 
+// Parking (held.ts): a parked peer's node is '' in its session and in
+// \`peers\`; \`parked\` (sorted set peer -> end of its window), \`parked:<peer>\`
+// (hash: session, token, bytes held), \`resume:<token>\` (its peer),
+// \`held:<peer>\` (list of "<from> <data>", oldest first) and
+// \`dropped:<peer>\` (set of senders whose signals were dropped). A move is
+// published as \`=<seq> <session> <peer> <node>\`.
+
+// KEYS: session, peers, node hash, seq, parked.
+// ARGV: peer, node, node channel prefix, session, token, ttl ms, prefix.
+const PARK = `${NOW_MS}${TELL}
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], '')
+redis.call('HSET', KEYS[2], ARGV[1], '')
+redis.call('HDEL', KEYS[3], ARGV[1])
+local ttl = tonumber(ARGV[6])
+redis.call('ZADD', KEYS[5], now + ttl, ARGV[1])
+local info = ARGV[7] .. 'parked:' .. ARGV[1]
+redis.call('DEL', info, ARGV[7] .. 'held:' .. ARGV[1], ARGV[7] .. 'dropped:' .. ARGV[1])
+redis.call('HSET', info, 'session', ARGV[4], 'token', ARGV[5], 'bytes', 0)
+redis.call('PEXPIRE', info, ttl * 2)
+redis.call('SET', ARGV[7] .. 'resume:' .. ARGV[5], ARGV[1], 'PX', ttl)
+local seq = redis.call('INCR', KEYS[4])
+tell(ARGV[3], redis.call('HVALS', KEYS[1]),
+  '=' .. seq .. ' ' .. ARGV[4] .. ' ' .. ARGV[1] .. ' ')
+return seq`;
+
+// KEYS: session, peers, node hash, seq, parked, nodes.
+// ARGV: token, session, node, node channel prefix, prefix.
+// Returns {seq, peer, members, held, dropped}, {0} for no such parked peer
+// in the session, or {-3} when this node was taken for dead.
+const RESUME = `${TELL}
+if not redis.call('ZSCORE', KEYS[6], ARGV[3]) then return {-3} end
+local tokenKey = ARGV[5] .. 'resume:' .. ARGV[1]
+local peer = redis.call('GET', tokenKey)
+if not peer then return {0} end
+local info = ARGV[5] .. 'parked:' .. peer
+if redis.call('HGET', info, 'session') ~= ARGV[2] then return {0} end
+if redis.call('HGET', KEYS[1], peer) ~= '' then return {0} end
+redis.call('DEL', tokenKey, info)
+redis.call('ZREM', KEYS[5], peer)
+redis.call('HSET', KEYS[1], peer, ARGV[3])
+redis.call('HSET', KEYS[2], peer, ARGV[3])
+redis.call('HSET', KEYS[3], peer, ARGV[2])
+local heldKey = ARGV[5] .. 'held:' .. peer
+local droppedKey = ARGV[5] .. 'dropped:' .. peer
+local held = redis.call('LRANGE', heldKey, 0, -1)
+local dropped = redis.call('SMEMBERS', droppedKey)
+redis.call('DEL', heldKey, droppedKey)
+local seq = redis.call('INCR', KEYS[4])
+tell(ARGV[4], redis.call('HVALS', KEYS[1]),
+  '=' .. seq .. ' ' .. ARGV[2] .. ' ' .. peer .. ' ' .. ARGV[3])
+return {seq, peer, redis.call('HGETALL', KEYS[1]), held, dropped}`;
+
+// KEYS: session. ARGV: to, from, data, node channel prefix, prefix,
+// session, most signals held, most bytes held. Publishes to the node that
+// holds \`to\`, or holds the signal while \`to\` is parked, dropping the
+// oldest past the bounds. Returns 0 when \`to\` is no member.
+const SEND = `
+local node = redis.call('HGET', KEYS[1], ARGV[1])
+if not node then return 0 end
+if node ~= '' then
+  redis.call('PUBLISH', ARGV[4] .. node,
+    ARGV[6] .. ' ' .. ARGV[1] .. ' ' .. ARGV[2] .. ' ' .. ARGV[3])
+  return 1
+end
+local list = ARGV[5] .. 'held:' .. ARGV[1]
+local info = ARGV[5] .. 'parked:' .. ARGV[1]
+local dropped = ARGV[5] .. 'dropped:' .. ARGV[1]
+local ttl = redis.call('PTTL', info)
+if ttl <= 0 then return 1 end
+redis.call('RPUSH', list, ARGV[2] .. ' ' .. ARGV[3])
+local bytes = redis.call('HINCRBY', info, 'bytes', #ARGV[3])
+local count = redis.call('LLEN', list)
+while count > tonumber(ARGV[7]) or bytes > tonumber(ARGV[8]) do
+  local old = redis.call('LPOP', list)
+  local space = string.find(old, ' ', 1, true)
+  bytes = redis.call('HINCRBY', info, 'bytes', space - #old)
+  count = count - 1
+  if redis.call('SCARD', dropped) < tonumber(ARGV[7]) then
+    redis.call('SADD', dropped, string.sub(old, 1, space - 1))
+  end
+end
+redis.call('PEXPIRE', list, ttl)
+redis.call('PEXPIRE', dropped, ttl)
+return 1`;
+
+// KEYS: parked, peers, seq. ARGV: prefix, the most peers to expire.
+// Parked peers whose window is over leave their session.
+const EXPIRE = `${NOW_MS}${TELL}
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0,
+  tonumber(ARGV[2]))
+for _, peer in ipairs(due) do
+  local info = ARGV[1] .. 'parked:' .. peer
+  local session = redis.call('HGET', info, 'session')
+  local token = redis.call('HGET', info, 'token')
+  if session then
+    local members = ARGV[1] .. 'session:' .. session
+    if redis.call('HGET', members, peer) == '' then
+      redis.call('HDEL', members, peer)
+      redis.call('HDEL', KEYS[2], peer)
+      local seq = redis.call('INCR', KEYS[3])
+      tell(ARGV[1] .. 'n:', redis.call('HVALS', members),
+        '!' .. seq .. ' ' .. session .. ' ' .. peer .. ' ')
+    end
+  end
+  if token then redis.call('DEL', ARGV[1] .. 'resume:' .. token) end
+  redis.call('DEL', info, ARGV[1] .. 'held:' .. peer, ARGV[1] .. 'dropped:' .. peer)
+  redis.call('ZREM', KEYS[1], peer)
+end
+return #due`;
+
 /**
  * The most peers one call of the reaping script removes; a dead broker's
  * peers take as many calls as they need, one after the other.
@@ -118,4 +229,8 @@ export const SCRIPTS: Readonly<
   podSnapshot: { lua: SNAPSHOT, keys: 2 },
   podHeartbeat: { lua: HEARTBEAT, keys: 1 },
   podReap: { lua: REAP, keys: 3 },
+  podPark: { lua: PARK, keys: 5 },
+  podResume: { lua: RESUME, keys: 6 },
+  podSend: { lua: SEND, keys: 1 },
+  podExpire: { lua: EXPIRE, keys: 3 },
 } as const;

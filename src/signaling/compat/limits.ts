@@ -52,6 +52,9 @@ export const MAX_PEERJS_METADATA_BYTES = 1_024;
  */
 export const PEERJS_WAIT_MS = 5_000;
 
+/** How often messages waiting for an id look for it on other brokers. */
+export const PEERJS_RETRY_MS = 250;
+
 /** Messages one PeerJS socket may have waiting for absent ids. */
 export const MAX_PEERJS_QUEUED_MESSAGES = 32;
 

@@ -3,8 +3,8 @@
  * version 1 and these of its own:
  * - a socket opens with `key`, `id` and `token`; the id is its own until it
  *   is gone: another token gets `ID-TAKEN`, the same token takes it back
- *   (a reconnect), also for {@linkcode PEERJS_WAIT_MS} after its socket
- *   closed;
+ *   (a reconnect, on any broker), also for {@linkcode PEERJS_WAIT_MS} after
+ *   its socket closed ({@linkcode RESUME_MS} when the broker restarts);
  * - frames are checked (`peerjs_frames.ts`) and `src` is stamped here;
  * - a message to an id that is not connected waits for it
  *   {@linkcode PEERJS_WAIT_MS}, then its sender gets `EXPIRE`; a socket may
@@ -14,12 +14,13 @@
  * - an id whose socket is gone for good is told to its contacts (the ids it
  *   exchanged messages with) with `LEAVE`.
  *
- * Ids live in the socket's namespace (see `limits.ts`). With a bus, an
- * {@linkcode IdRelay} claims ids across brokers and carries messages.
+ * Ids live in the socket's namespace (see `limits.ts`). An
+ * {@linkcode IdRelay} claims them across brokers and carries messages.
  *
  * @module
  */
 
+import { RESUME_MS } from "../bus/held.ts";
 import { CLOSE_CODES } from "../close.ts";
 import type { PeerSocket } from "../types.ts";
 import {
@@ -32,10 +33,12 @@ import {
   MAX_PEERJS_CONTACTS,
   MAX_PEERJS_QUEUED_BYTES,
   MAX_PEERJS_QUEUED_MESSAGES,
+  PEERJS_RETRY_MS,
   PEERJS_WAIT_MS,
   scopedKey,
 } from "./limits.ts";
 import type { IdRelay, RemoteMessage } from "./relay_types.ts";
+import { proofOf } from "./relays.ts";
 import {
   isPeerJsId,
   isPeerJsToken,
@@ -55,10 +58,7 @@ interface Client {
   /** Keys of the ids it exchanged messages with, to their ids. */
   contacts: Map<string, string>;
   graceTimer: ReturnType<typeof setTimeout> | undefined;
-  /**
-   * Frames from other brokers that came while it had no socket (being
-   * claimed, or about to come back), at most MAX_PEERJS_QUEUED_MESSAGES.
-   */
+  /** Frames from other brokers that came while it had no socket (bounded). */
   inbox: string[];
 }
 
@@ -67,7 +67,7 @@ type Routed = Exclude<PeerJsFrame, { type: "HEARTBEAT" }>;
 
 // Messages of one socket for one absent id: each as the frame to send here
 // and the checked frame to send to another broker. The id is looked for on
-// the other brokers every RETRY_MS meanwhile.
+// the other brokers every PEERJS_RETRY_MS meanwhile.
 interface Waiting {
   sender: PSocket;
   dst: string;
@@ -77,9 +77,6 @@ interface Waiting {
   timer: ReturnType<typeof setTimeout> | undefined;
   retry: ReturnType<typeof setInterval> | undefined;
 }
-
-/** How often messages waiting for an id look for it on other brokers. */
-const RETRY_MS = 250;
 
 interface PSocket extends CompatSocket {
   client: Client | null;
@@ -123,7 +120,10 @@ export class PeerJsHub extends CompatHub<PSocket> {
   constructor(options: CompatHubOptions) {
     super(options);
     this.#relay = this.relays.ids;
-    this.#relay.attach((message) => this.#fromRelay(message));
+    this.#relay.attach({
+      message: (message) => this.#fromRelay(message),
+      handOver: (key, proof) => this.#handOver(key, proof),
+    });
   }
 
   /** Open sockets, and ids held (connected or about to come back). */
@@ -212,10 +212,11 @@ export class PeerJsHub extends CompatHub<PSocket> {
 
   /**
    * The socket is gone: its waiting messages are dropped, and its id waits
-   * {@linkcode PEERJS_WAIT_MS} for its token to come back (at shutdown it
-   * goes at once, untold).
+   * {@linkcode PEERJS_WAIT_MS} for its token to come back, or
+   * {@linkcode RESUME_MS} when the broker closed it to restart (at shutdown
+   * it goes at once, untold).
    */
-  leave(state: PSocket, shutdown: boolean): void {
+  leave(state: PSocket, shutdown: boolean, code?: number): void {
     for (const waiting of [...state.waiting.values()]) this.#unwait(waiting);
     const client = state.client;
     state.client = null;
@@ -225,7 +226,19 @@ export class PeerJsHub extends CompatHub<PSocket> {
       this.#forget(client);
       return;
     }
-    client.graceTimer = setTimeout(() => this.#die(client), PEERJS_WAIT_MS);
+    const wait = code === CLOSE_CODES.serviceRestart
+      ? RESUME_MS
+      : PEERJS_WAIT_MS;
+    client.graceTimer = setTimeout(() => this.#die(client), wait);
+  }
+
+  // Another broker asks for an id of this one for its token's bearer: an
+  // id whose socket is away goes, and its contacts are not told.
+  #handOver(key: string, proof: string): void {
+    const client = this.#clients.get(key);
+    if (client === undefined || client.socket !== null) return;
+    if (proofOf(client.token) !== proof) return;
+    this.#forget(client);
   }
 
   #refuseOpen(state: PSocket, code: string, message: string): void {
@@ -264,7 +277,11 @@ export class PeerJsHub extends CompatHub<PSocket> {
     };
     this.#clients.set(key, client);
     state.held = [];
-    this.#relay.claim(key).then((ok) => {
+    // Held by another broker: its token's bearer may take it over (back
+    // after that broker restarted).
+    this.#relay.claim(key).then((ok) =>
+      ok || this.#relay.handOver(key, proofOf(token))
+    ).then((ok) => {
       const held = state.held ?? [];
       state.held = null;
       if (ok && !state.closing) {
@@ -379,7 +396,7 @@ export class PeerJsHub extends CompatHub<PSocket> {
         this.observer?.compatRefused(this.dialect, "expired");
         this.#expire(sender, dst);
       }, PEERJS_WAIT_MS);
-      entry.retry = setInterval(() => this.#retry(entry), RETRY_MS);
+      entry.retry = setInterval(() => this.#retry(entry), PEERJS_RETRY_MS);
       waiting = entry;
       sender.waiting.set(dstKey, waiting);
       let set = this.#waiting.get(dstKey);

@@ -58,6 +58,29 @@ export interface IdRelay {
    * broker does.
    */
   send(message: RemoteMessage): Promise<boolean>;
-  /** Attaches the hub: messages for its ids come through it. */
-  attach(deliver: (message: RemoteMessage) => void): void;
+  /**
+   * Asks the broker that holds `key` to let it go to the bearer of its
+   * token (a PeerJS client back after its broker restarted), and claims it.
+   *
+   * @param proof The SHA-256 of the token, hex (the token never travels).
+   * @returns True when `key` is this broker's now.
+   */
+  handOver(key: string, proof: string): Promise<boolean>;
+  /**
+   * Attaches the hub: messages for its ids, and requests to hand one over,
+   * come through it.
+   */
+  attach(hub: IdRelayListener): void;
+}
+
+/** What an {@linkcode IdRelay} tells the hub attached to it. */
+export interface IdRelayListener {
+  /** A message for an id of this broker (unchecked). */
+  message(message: RemoteMessage): void;
+  /**
+   * Another broker asks for the id `key` on behalf of its token's bearer
+   * (`proof`: the token's SHA-256, hex): let it go if the proof matches
+   * and its socket is away.
+   */
+  handOver(key: string, proof: string): void;
 }

@@ -10,11 +10,18 @@
  * @module
  */
 
+import { encodeHex } from "../../_util/encoding.ts";
+import { sha256 } from "../../_util/hash.ts";
 import type { Logger } from "../../_util/log.ts";
 import type { CompatBus } from "../bus/compat.ts";
 import { LocalCompatEngine } from "../bus/local_compat.ts";
 import { scopedKey } from "./limits.ts";
-import type { IdRelay, RemoteMessage, TopicRelay } from "./relay_types.ts";
+import type {
+  IdRelay,
+  IdRelayListener,
+  RemoteMessage,
+  TopicRelay,
+} from "./relay_types.ts";
 
 /** The relays of one broker's dialect hubs. */
 export interface CompatRelays {
@@ -70,14 +77,21 @@ export function createCompatRelays(
   };
   const topics = topicRelay(bus, "", failed);
   const events = topicRelay(bus, EVENTS, failed);
-  let deliverId: ((message: RemoteMessage) => void) | undefined;
+  let idListener: IdRelayListener | undefined;
   bus.attach({
     topic(key, message) {
       const relay = key.startsWith(EVENTS) ? events : topics;
       relay.deliver(key.slice(relay.prefix.length), message);
     },
     direct(key, message) {
-      if (key.startsWith(ID)) deliverId?.(remoteMessage(key, message));
+      if (!key.startsWith(ID) || idListener === undefined) return;
+      const parsed = parseDirect(message);
+      const dstKey = key.slice(ID.length);
+      if (typeof parsed.handOver === "string") {
+        idListener.handOver(dstKey, parsed.handOver);
+      } else {
+        idListener.message(remoteMessage(dstKey, parsed));
+      }
     },
   });
   const ids: IdRelay = {
@@ -90,22 +104,61 @@ export function createCompatRelays(
         ID + message.dstKey,
         JSON.stringify({ src: message.src, frame: message.frame }),
       ),
-    attach(deliver) {
-      deliverId = deliver;
+    async handOver(key, proof) {
+      const mine = () => bus.claim(ID + key);
+      if (!await bus.send(ID + key, JSON.stringify({ handOver: proof }))) {
+        return await mine();
+      }
+      // The holder lets it go as the request arrives: a few short tries.
+      for (let tries = 0; tries < HAND_OVER_TRIES; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, HAND_OVER_STEP_MS));
+        if (await mine()) return true;
+      }
+      return false;
+    },
+    attach(listener) {
+      idListener = listener;
     },
   };
   return { topics: topics.relay, events: events.relay, ids };
 }
 
-// A message for an id, as another broker sent it (hostile: the hub checks
-// the frame; an unreadable one has no `src` and is dropped there).
-function remoteMessage(key: string, message: string): RemoteMessage {
-  let parsed: { src?: unknown; frame?: unknown } = {};
+/**
+ * A PeerJS token's proof: its SHA-256, hex (what travels instead of it).
+ *
+ * @param token The token.
+ * @returns The proof.
+ */
+export function proofOf(token: string): string {
+  return encodeHex(sha256(new TextEncoder().encode(token)));
+}
+
+// How long a hand-over may take: the holder lets the id go when the
+// request arrives, and the claim is tried again meanwhile.
+const HAND_OVER_TRIES = 10;
+const HAND_OVER_STEP_MS = 50;
+
+/** A direct message as another broker sent it (hostile: unread fields). */
+interface Direct {
+  src?: unknown;
+  frame?: unknown;
+  handOver?: unknown;
+}
+
+function parseDirect(message: string): Direct {
   try {
-    parsed = JSON.parse(message) ?? {};
-  } catch { /* left empty */ }
+    const parsed = JSON.parse(message);
+    return typeof parsed === "object" && parsed !== null ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+// A message for an id (the hub checks the frame; an unreadable one has no
+// `src` and is dropped there).
+function remoteMessage(dstKey: string, parsed: Direct): RemoteMessage {
   return {
-    dstKey: key.slice(ID.length),
+    dstKey,
     src: typeof parsed.src === "string" ? parsed.src : "",
     frame: parsed.frame as RemoteMessage["frame"],
   };
