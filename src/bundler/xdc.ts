@@ -41,6 +41,26 @@ export class XdcError extends Error {
 export type XdcFiles = Map<string, Uint8Array>;
 
 /**
+ * Whether `path` names a webxdc bundle, which `publish` and `dev` build
+ * as `import` does before anything else.
+ *
+ * @param path A command's input, as given.
+ * @returns Whether it ends with `.xdc` (in any case).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isXdcPath } from "./xdc.ts";
+ *
+ * assert.ok(isXdcPath("apps/Poll.XDC"));
+ * assert.ok(!isXdcPath("poll.pod.html"));
+ * ```
+ */
+export function isXdcPath(path: string): boolean {
+  return /\.xdc$/i.test(path);
+}
+
+/**
  * Why an entry's path does not stay inside the bundle, or undefined when
  * it does. Folder entries end with `/`.
  *

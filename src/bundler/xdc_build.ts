@@ -7,7 +7,9 @@
  * `<script src="webxdc.js">` becomes the pod's webxdc runtime
  * (`src/client/webxdc.ts`, bundled into a classic script), and classic
  * scripts are inlined as they are, not bundled. The pod's name is the
- * manifest's `name` unless one is given.
+ * manifest's `name` unless one is given. A pod is one page (see
+ * `xdc_pages.ts`): an app whose page frames another of its pages is
+ * refused, and its links to its other pages are warned about.
  *
  * @module
  */
@@ -25,6 +27,7 @@ import { dirname, join } from "node:path";
 import { bundleClassic, withBundler } from "./bundle.ts";
 import { DEFAULT_CLIENT } from "./client_url.ts";
 import { BuildError, buildPod, type BuildResult } from "./mod.ts";
+import { framedPage, pageLinks } from "./xdc_pages.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { manifestName, readXdc, XdcError, type XdcFiles } from "./xdc.ts";
 
@@ -106,6 +109,11 @@ async function buildFolder(
   if (!page?.isFile()) {
     throw new XdcError(`Cannot import '${source}': it has no index.html`);
   }
+  const html = await readFile(entry, "utf8");
+  const framed = framedPage(html);
+  if (framed !== undefined) {
+    throw new XdcError(`Cannot import '${source}': index.html:${framed}`);
+  }
   const manifest = await readFile(join(folder, "manifest.toml"), "utf8")
     .catch(() => "");
   const fromManifest = manifestName(manifest);
@@ -122,7 +130,11 @@ async function buildFolder(
         ...(name === undefined ? {} : { name }),
       }),
     });
-    return { ...built, name };
+    return {
+      ...built,
+      warnings: [...pageLinks(html), ...built.warnings],
+      name,
+    };
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
     const problems = error.problems.map(({ file, line, message }) =>

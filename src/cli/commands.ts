@@ -74,7 +74,7 @@ valid pod.`,
   },
   publish: {
     synopsis:
-      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--new-owner] [--update ID] POD.html",
+      "pod-broker publish --broker URL [--key FILE] [--name NAME] [--new-owner] [--update ID] POD.html|APP.xdc",
     summary: "upload a pod, or replace one",
     details: `Uploads POD.html to the broker at URL and prints the pod's URL.
 A file signed already is sent as it is. With --key FILE it is signed (again)
@@ -91,8 +91,10 @@ needed (else the folder's key), the key that published ID. The file is
 re-signed with the time of signing (its name kept, else the stored pod's),
 and the key signs the
 statement that binds the new version to pod ID and to the version stored
-now (from /ID/meta). Exit 1 when the broker refuses it; exit 2, before
-anything is uploaded, on bad usage.`,
+now (from /ID/meta). A webxdc app (APP.xdc) is built first as 'import'
+builds it, named by its manifest.toml unless --name is given. Exit 1 when
+the broker refuses it; exit 2, before anything is uploaded, on bad usage
+or an app that 'import' refuses.`,
     run: async (args) => (await import("./pod_tools.ts")).publish(args),
   },
   build: {
@@ -165,7 +167,7 @@ when DIR has no deno.json with a "pod" member naming a key that can be read.`,
   },
   dev: {
     synopsis:
-      "pod-broker dev [ENTRY.html | DIR] [--port N] [--hostname H] [--opaque]",
+      "pod-broker dev [ENTRY.html | APP.xdc | DIR] [--port N] [--hostname H] [--opaque]",
     summary: "serve a pod folder live: rebuilt on save, open tabs reload",
     details:
       `Runs a local broker (memory registry) that builds ENTRY.html (DIR/index.html;
@@ -177,7 +179,9 @@ broker's host, as a broker without --pod-domain does. Every save rebuilds
 it and open tabs reload; a build error shows in the terminal and in the
 page. Two tabs of the printed URL (its #dev fragment names the room) are two
 peers of one room. --port defaults to 8787 (0: any free port); --hostname
-to 127.0.0.1. Stop it with Ctrl-C.`,
+to 127.0.0.1. A webxdc app (APP.xdc) is built as 'import' builds it, and
+again each time the file is written anew; one that 'import' refuses is
+refused at the start (exit 2). Stop it with Ctrl-C.`,
     run: async (args, createSignalServer) =>
       (await import("./dev.ts")).dev(args, createSignalServer),
   },

@@ -8,6 +8,11 @@
  * same pod, through the broker's own update code; open tabs reload (see
  * `dev_pod.ts`). A build error is printed and served as the page.
  *
+ * A webxdc app (`APP.xdc`) is served the same way, built as `import`
+ * builds it; each time the file is written again (packed anew) it is
+ * rebuilt. A bundle that `import` refuses at the start is refused with
+ * `import`'s line and exit 2.
+ *
  * The pod's id comes from the folder's path, so its URL survives a restart
  * of `dev`, and tabs left open pick the pod up again.
  *
@@ -16,7 +21,7 @@
 
 import { watch } from "node:fs";
 import { stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import process from "node:process";
 import { encodeBase64Url } from "../_util/encoding.ts";
 import { oneLine } from "../_util/text.ts";
@@ -24,6 +29,7 @@ import { sha256 } from "../_util/hash.ts";
 import { OptionError } from "../config/options.ts";
 import type { SignalServer } from "../config/types.ts";
 import { BundlerError } from "../bundler/mod.ts";
+import { isXdcPath, XdcError } from "../bundler/xdc.ts";
 import { createPod, replacePod } from "../http/create_pod.ts";
 import { generateKeyPair } from "../pod/ed25519.ts";
 import { signUpdate } from "../pod/update.ts";
@@ -45,12 +51,13 @@ const DEBOUNCE_MS = 80;
 const DEV_ROOM = "dev";
 
 /**
- * `dev [ENTRY.html | DIR] [--port N] [--hostname H] [--opaque]`: serves
- * until SIGINT or SIGTERM.
+ * `dev [ENTRY.html | APP.xdc | DIR] [--port N] [--hostname H] [--opaque]`:
+ * serves until SIGINT or SIGTERM.
  *
  * @param args The arguments after `dev`.
  * @param createSignalServer The runtime's server factory.
- * @returns 0 after Ctrl-C; 1 when the bundler (esbuild) cannot run here.
+ * @returns 0 after Ctrl-C; 1 when the bundler (esbuild) cannot run here;
+ * 2 when the webxdc app given is refused at the start.
  * @throws {UsageError} For a bad flag, a missing page, a port in use.
  */
 export async function dev(
@@ -60,10 +67,12 @@ export async function dev(
   try {
     return await serveFolder(args, createSignalServer);
   } catch (error) {
-    if (!(error instanceof BundlerError)) throw error;
-    // The machine, not the folder: exit 1, on one line (as build does).
+    if (!(error instanceof BundlerError || error instanceof XdcError)) {
+      throw error;
+    }
+    // A bundle refused (2, in import's words) or the machine (1, as build).
     stderr(`pod-broker: ${oneLine(error.message)}\n`);
-    return 1;
+    return error instanceof XdcError ? 2 : 1;
   }
 }
 
@@ -78,7 +87,7 @@ async function serveFolder(
     opaque: { type: "boolean" },
   }, true);
   if (positionals.length > 1) {
-    throw new UsageError("dev takes at most one ENTRY.html or DIR");
+    throw new UsageError("dev takes at most one ENTRY.html, APP.xdc or DIR");
   }
   const entry = await entryOf(positionals[0] ?? ".");
   const folder = dirname(entry);
@@ -113,8 +122,14 @@ async function serveFolder(
     // Watched from before the first build, so that no save made once the
     // URL is out can be missed (a recursive watch starts asynchronously).
     const first = rebuild();
-    watcher = watchFolder(folder, rebuild, first);
+    watcher = watchFolder(folder, rebuild, first, watched(entry));
     await first;
+    // Listened for before the URL is out: whoever reads it may stop us at
+    // once, and the default would end the process without closing it.
+    const stopped = new Promise<string>((done) => {
+      process.once("SIGINT", () => done("SIGINT"));
+      process.once("SIGTERM", () => done("SIGTERM"));
+    });
     stderr(
       `pod-broker dev: serving ${entry}, signed with a throwaway key${
         values.opaque ? ", on the broker's host (--opaque)" : ""
@@ -124,10 +139,7 @@ async function serveFolder(
     stderr(
       "pod-broker dev: open that URL in two tabs (two peers of one room); each save reloads them; Ctrl-C stops\n",
     );
-    const signal = await new Promise<string>((done) => {
-      process.once("SIGINT", () => done("SIGINT"));
-      process.once("SIGTERM", () => done("SIGTERM"));
-    });
+    const signal = await stopped;
     stderr(`pod-broker dev: stopped (${signal})\n`);
   } finally {
     watcher?.close();
@@ -150,6 +162,7 @@ interface RebuildOptions {
  * A rebuild of the folder: built, signed later than the last version, and
  * stored as pod `id` (made the first time, then updated through the
  * broker's own update code); a build that changed nothing is not stored.
+ * A webxdc app that fails its first build is refused (its error thrown).
  */
 function rebuilder(options: RebuildOptions): () => Promise<void> {
   const { entry, script, seed, name, registry, id } = options;
@@ -157,13 +170,16 @@ function rebuilder(options: RebuildOptions): () => Promise<void> {
   return async () => {
     const started = performance.now();
     const built = await buildForDev(entry, script);
+    if (built.error instanceof XdcError && stored === undefined) {
+      throw built.error;
+    }
     const kind = built.failed ? "error" : "warning";
     for (const line of built.lines) {
       stderr(`pod-broker dev: ${kind}: ${line}\n`);
     }
     if (built.html === stored?.html) return;
     const { pod, createdAt } = await signForDev(built.html, seed, {
-      name,
+      name: built.name ?? name,
       after: stored?.createdAt,
     });
     if (stored === undefined) {
@@ -181,17 +197,42 @@ function rebuilder(options: RebuildOptions): () => Promise<void> {
   };
 }
 
-/** The page: ENTRY.html as given, or DIR/index.html. */
+/** The page: ENTRY.html or APP.xdc as given, or DIR/index.html. */
 async function entryOf(given: string): Promise<string> {
   const path = resolve(given);
   const info = await stat(path).catch(() => null);
   const entry = info?.isDirectory() ? join(path, "index.html") : path;
   if (!(await stat(entry).catch(() => null))?.isFile()) {
     throw new UsageError(
-      `Cannot serve '${given}': no such page (dev takes ENTRY.html, or a folder with index.html)`,
+      `Cannot serve '${given}': no such page (dev takes ENTRY.html, APP.xdc, or a folder with index.html)`,
     );
   }
   return entry;
+}
+
+/** What of the page's folder is watched, and which changes rebuild. */
+interface Watched {
+  /** Whether subfolders are watched too. */
+  recursive: boolean;
+  /** Whether a change of this name (relative to the folder) rebuilds. */
+  wanted(name: string): boolean;
+}
+
+/**
+ * What to watch: a webxdc app's own file only (its folder may be any, such
+ * as Downloads), else the whole folder but `node_modules`, dot files and
+ * editor backups.
+ */
+function watched(entry: string): Watched {
+  if (isXdcPath(entry)) {
+    const file = basename(entry);
+    return { recursive: false, wanted: (name) => name === file };
+  }
+  return {
+    recursive: true,
+    wanted: (name) =>
+      !/(^|[\\/])(node_modules|\.[^\\/]*)([\\/]|$)|~$/.test(name),
+  };
 }
 
 /** `--port N`: 0 to 65535 (0: any free port). */
@@ -239,14 +280,15 @@ async function podUrl(server: SignalServer, id: string): Promise<string> {
 }
 
 /**
- * Rebuilds after each quiet spell following a change in the folder
- * (`node_modules`, dot files and editor backups aside); one rebuild at a
- * time (`first` included), and one more if the folder changed meanwhile.
+ * Rebuilds after each quiet spell following a change in the folder that
+ * `wanted` keeps; one rebuild at a time (`first` included), and one more
+ * if the folder changed meanwhile.
  */
 function watchFolder(
   folder: string,
   rebuild: () => Promise<void>,
   first: Promise<void>,
+  { recursive, wanted }: Watched,
 ): { close(): void } {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let again = false;
@@ -275,9 +317,8 @@ function watchFolder(
       }
     });
   };
-  const watcher = watch(folder, { recursive: true }, (_event, name) => {
-    const path = String(name ?? "");
-    if (/(^|[\\/])(node_modules|\.[^\\/]*)([\\/]|$)|~$/.test(path)) return;
+  const watcher = watch(folder, { recursive }, (_event, name) => {
+    if (!wanted(String(name ?? ""))) return;
     clearTimeout(timer);
     timer = setTimeout(run, DEBOUNCE_MS);
   });

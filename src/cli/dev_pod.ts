@@ -8,6 +8,10 @@
  * the error, with the same module, so the tab shows the error and then the
  * fixed page.
  *
+ * A webxdc app (`APP.xdc`) is built as `import` builds it (`import.ts`),
+ * named by its manifest; a bundle that cannot be read shows as the error
+ * page as well, until it is packed again.
+ *
  * @module
  */
 
@@ -18,6 +22,8 @@ import { escapeInlineScript } from "../bundler/inline.ts";
 import { clientUrl } from "../bundler/client_url.ts";
 import { Confinement } from "../bundler/confine.ts";
 import { signPod } from "../pod/sign.ts";
+import { isXdcPath, XdcError } from "../bundler/xdc.ts";
+import { importApp } from "./import.ts";
 
 /** How often an open tab asks whether the pod was rebuilt (ms). */
 export const DEV_POLL_MS = 400;
@@ -44,6 +50,10 @@ export interface DevBuild {
   lines: string[];
   /** Whether the build failed (`html` is then the error page). */
   failed: boolean;
+  /** What made it fail, when it failed. */
+  error?: Error;
+  /** A webxdc app's name, from its manifest. */
+  name?: string | undefined;
 }
 
 /**
@@ -83,23 +93,38 @@ export async function buildForDev(
   script: string,
 ): Promise<DevBuild> {
   try {
-    const { html, warnings } = await buildPod(entry);
+    const xdc = isXdcPath(entry);
+    const { html, warnings, name } = xdc
+      ? await importApp(entry)
+      : { ...await buildPod(entry), name: undefined };
     return {
       html: new TextDecoder().decode(html) + script,
       lines: warnings,
       failed: false,
+      ...(xdc ? { name } : {}),
     };
   } catch (error) {
-    if (!(error instanceof BuildError)) throw error;
-    const lines = error.problems.map(({ file, line, message }) =>
-      line > 0 ? `${file}:${line}: ${message}` : `${file}: ${message}`
-    );
+    const lines = problemLines(error);
     return {
-      html: errorPage(error.message, lines) + script,
+      html: errorPage((error as Error).message, lines) + script,
       lines,
       failed: true,
+      error: error as Error,
     };
   }
+}
+
+/**
+ * What a failed build says, a line per problem.
+ *
+ * @throws {unknown} `error`, when it is not a build's or a bundle's.
+ */
+function problemLines(error: unknown): string[] {
+  if (error instanceof XdcError) return [error.message];
+  if (!(error instanceof BuildError)) throw error;
+  return error.problems.map(({ file, line, message }) =>
+    line > 0 ? `${file}:${line}: ${message}` : `${file}: ${message}`
+  );
 }
 
 /**

@@ -3,7 +3,9 @@
  * replace pod ID (`PUT /ID`, with the owner's signature of the update
  * statement). A key is never lost on the way: a signed file is sent as it
  * is unless `--key` re-signs it, another key than the file's needs
- * `--new-owner`, and an update needs the key.
+ * `--new-owner`, and an update needs the key. A webxdc app (`APP.xdc`) is
+ * built first as `import` builds it (`import.ts`), then signed and sent as
+ * a page never signed, named by its manifest unless `--name` is given.
  *
  * @module
  */
@@ -18,6 +20,7 @@ import {
   UPDATE_SIGNATURE_HEADER,
 } from "../pod/update.ts";
 import { verifyPod } from "../pod/verify.ts";
+import { isXdcPath } from "../bundler/xdc.ts";
 import { type Input, readPage } from "./input.ts";
 import { onePositional, parse, print, readKey, stderr } from "./io.ts";
 import { findPodFolder } from "./pod_folder.ts";
@@ -25,17 +28,19 @@ import { folderKey } from "./trusted_folders.ts";
 import { signedState, signFile } from "./sign_file.ts";
 import { UsageError } from "./usage_error.ts";
 
-/** The flags of `publish`. */
+/** The flags of `publish`, and the name a webxdc app's manifest gives. */
 type PublishFlags = {
   key?: string | undefined;
   name?: string | undefined;
   "new-owner"?: boolean | undefined;
+  keptName?: string | undefined;
 };
 
 /**
  * `publish --broker URL [--key FILE] [--name N] [--new-owner] [--update ID]
- * POD.html`: prints the pod's URL (exit 0), or the broker's refusal (exit
- * 1); bad usage is exit 2 before anything is uploaded.
+ * POD.html|APP.xdc`: prints the pod's URL (exit 0), or the broker's
+ * refusal (exit 1); bad usage, and a webxdc app that `import` refuses, are
+ * exit 2 before anything is uploaded.
  */
 export async function publish(args: string[]): Promise<number> {
   const { values, positionals } = parse(args, {
@@ -55,10 +60,10 @@ export async function publish(args: string[]): Promise<number> {
     throw new UsageError(`Cannot use --update '${update}': not a pod id`);
   }
   const base = brokerUrl(values.broker);
-  const input = await readPage(
-    onePositional(positionals, "publish"),
-    "publish",
-  );
+  const read = await pageToPublish(onePositional(positionals, "publish"));
+  if (typeof read === "number") return read;
+  const { input, name } = read;
+  const flags: PublishFlags = { ...values, keptName: name };
   // The key a pod folder's deno.json names, if the user vouched for that
   // folder (init or trust), signs where a key is needed and none is given:
   // a page never signed, and an update. Read only then.
@@ -69,7 +74,7 @@ export async function publish(args: string[]): Promise<number> {
         : await findPodFolder(dirname(resolve(input.path))),
     );
   if (update === undefined) {
-    return await upload(input, base, values, keyOfFolder);
+    return await upload(input, base, flags, keyOfFolder);
   }
   const key = await keyOfFolder();
   if (key === undefined) {
@@ -77,7 +82,19 @@ export async function publish(args: string[]): Promise<number> {
       `Cannot update pod '${update}' without --key FILE: the key that published it signs the statement that binds the new version to this pod`,
     );
   }
-  return await replace(input, base, update, key, values);
+  return await replace(input, base, update, key, flags);
+}
+
+/**
+ * The page to publish: a file read once, or a webxdc app built as `import`
+ * builds it (with its manifest's name); a refused app is its exit code.
+ */
+async function pageToPublish(
+  path: string,
+): Promise<{ input: Input; name?: string | undefined } | number> {
+  if (!isXdcPath(path)) return { input: await readPage(path, "publish") };
+  // Loaded only for an app: the import builds with the bundler.
+  return await (await import("./import.ts")).importedPage(path);
 }
 
 /**

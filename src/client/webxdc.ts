@@ -90,7 +90,12 @@ function install(): void {
       // The peer left meanwhile.
     }
   };
-  const wire: RuntimeWire = { send, sendBinary: send };
+  const wire: RuntimeWire = {
+    send,
+    sendBinary: send,
+    // A peer cut is disconnected, and again whenever it connects anew.
+    close: (peer) => holder.room?.disconnect(peer),
+  };
   const runtime = new WebxdcRuntime({
     instance,
     ...identity(),

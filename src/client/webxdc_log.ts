@@ -119,9 +119,29 @@ export class UpdateLog {
     return Math.max(top, this.#contiguous.get(author) ?? 0) + 1;
   }
 
-  /** Per author, the highest sequence held with none missing below it. */
+  /**
+   * The highest sequence of an author held with none missing below it
+   * (this page's own updates being signed counted).
+   *
+   * @param author The author.
+   */
+  heldUpTo(author: string): number {
+    return this.#contiguous.get(author) ?? 0;
+  }
+
+  /**
+   * Per author, the highest sequence held with none missing below it, and
+   * signed: a summary claims only what {@linkcode missingFor} can send (this
+   * page's own updates being signed are the top of its author's run).
+   */
   summary(): Summary {
-    return Object.fromEntries(this.#contiguous);
+    const summary: Summary = {};
+    for (const [author, top] of this.#contiguous) {
+      let n = top;
+      while (n > 0 && this.#ids.get(idOf({ a: author, n }))?.s === "") n--;
+      if (n > 0) summary[author] = n;
+    }
+    return summary;
   }
 
   /**

@@ -34,6 +34,8 @@ export interface RuntimeWire {
   send(peer: string, text: string): void;
   /** A binary message (realtime data) to one peer. */
   sendBinary(peer: string, bytes: Uint8Array): void;
+  /** Closes the link to a peer that was cut (again, if it comes back). */
+  close?(peer: string): void;
 }
 
 /** What an instance's runtime is made of. */
@@ -50,6 +52,8 @@ export interface RuntimeOptions {
   wire: RuntimeWire;
   /** Told when a peer is cut, with why. */
   onCut?: (peer: string, why: string) => void;
+  /** How long an answer a peer's summary owes may take (ms; tests shorten it). */
+  answerMs?: number;
 }
 
 /** An update as the app's listener gets it. */
@@ -96,16 +100,20 @@ export class WebxdcRuntime {
   constructor(options: RuntimeOptions) {
     this.#options = options;
     const verifier = new Verifier(options.instance);
-    this.replicator = new Replicator({
-      log: this.log,
-      verify: async (update) =>
-        isBody(update.b) && await verifier.verify(update),
-      added: (update) => {
-        this.#store?.save(options.instance, update).catch(() => {});
-        this.#schedule();
+    this.replicator = new Replicator(
+      {
+        log: this.log,
+        verify: async (update) =>
+          isBody(update.b) && await verifier.verify(update),
+        added: (update) => {
+          this.#store?.save(options.instance, update).catch(() => {});
+          this.#schedule();
+        },
+        cut: (peer, why) => options.onCut?.(peer, why),
       },
-      cut: (peer, why) => options.onCut?.(peer, why),
-    }, options.wire);
+      options.wire,
+      options.answerMs,
+    );
     this.ready = this.#load();
   }
 

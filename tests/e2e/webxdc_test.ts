@@ -3,7 +3,9 @@
 // webxdc_journey.ts). The journey runs in a child process, inside a
 // loopback-only network namespace when this is root and `unshare` works.
 // Then hello.xdc with a Chromium and a Firefox visitor, in a namespace with
-// a veth pair (firefox.ts says why).
+// a veth pair (firefox.ts says why). And where apps meet a pod's limits
+// (webxdc_limits_journey.ts): a visitor that lies in its summaries is cut
+// and disconnected; webxdc-test without its local iframe runs.
 import { journeyTest } from "../support/browser.ts";
 import {
   crossBrowserTest,
@@ -16,6 +18,12 @@ journeyTest(
   "the webxdc browser test",
   "webxdc: poll.xdc as a pod: A's vote shows at B, A reloads alone and keeps the state, C comes later and gets the whole history, the broker carries no update",
   "webxdc_journey.ts",
+);
+
+journeyTest(
+  "the webxdc limits browser test",
+  "webxdc: a visitor whose summary claims updates it does not send is cut and its connection closed, the others still talk; webxdc-test without its local iframe passes its update check",
+  "webxdc_limits_journey.ts",
 );
 
 firefoxNotice("the webxdc Firefox and Chromium journey");

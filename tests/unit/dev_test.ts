@@ -4,8 +4,9 @@
 // and as the page. The browser half (tabs reload, two tabs talk) is
 // tests/e2e/dev_test.ts.
 import assert from "node:assert/strict";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { strToU8, unzipSync, zipSync } from "fflate";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { runCli, startDev } from "../support/dev_process.ts";
 import { startServer, upload } from "../support/helpers.ts";
@@ -145,7 +146,7 @@ Deno.test("dev refuses a missing page and a bad port, with one line and exit 2",
     stdout: "",
     stderr: `pod-broker: Cannot serve '${
       join(temp.path, "nothing")
-    }': no such page (dev takes ENTRY.html, or a folder with index.html) (see --help)\n`,
+    }': no such page (dev takes ENTRY.html, APP.xdc, or a folder with index.html) (see --help)\n`,
   });
   const { dir, env } = await podFolder(temp.path);
   const port = await runCli(["dev", dir, "--port", "http"], env);
@@ -155,4 +156,59 @@ Deno.test("dev refuses a missing page and a bad port, with one line and exit 2",
     stderr:
       "pod-broker: Cannot use --port 'http': not a port number (see --help)\n",
   });
+});
+
+const POLL = "/work/shared/webxdc/poll.xdc";
+
+Deno.test("dev APP.xdc serves the app built as import builds it, named by its manifest, and rebuilds when the file is packed again", async () => {
+  await using temp = await tempDir("pod-dev-");
+  const app = join(temp.path, "poll.xdc");
+  const files = unzipSync(await readFile(POLL));
+  await writeFile(app, zipSync(files));
+  await using dev = await startDev([app]);
+  const url = dev.url.replace(/#dev$/, "");
+  assert.match(url, /^http:\/\/[a-z2-7]{20}\.localhost:\d+\/$/);
+  const served = await get(url);
+  assert.equal(served.status, 200);
+  const { manifest } = await verifyPod(served.body);
+  assert.equal(manifest.name, "Poll");
+  const html = new TextDecoder().decode(served.body);
+  assert.match(html, /sendUpdateMaxSize/, "the webxdc runtime");
+  assert.doesNotMatch(html, /src="webxdc\.js"/);
+  assert.match(html, /checkForUpdate|pod-broker dev/, "the reload module");
+  assert.match(
+    served.headers["content-security-policy"]!,
+    /connect-src[^;]*data: blob:/,
+  );
+
+  // Packed again (written beside it and moved over it, as packers do).
+  const page = new TextDecoder().decode(files["index.html"]!);
+  files["index.html"] = strToU8(
+    page.replace("<body>", "<body><p>Packed again</p>"),
+  );
+  assert.notEqual(new TextDecoder().decode(files["index.html"]), page);
+  await writeFile(`${app}.tmp`, zipSync(files));
+  await rename(`${app}.tmp`, app);
+  await dev.waitFor(/built in \d+ ms[^]*built in \d+ ms/);
+  const again = new TextDecoder().decode((await get(url)).body);
+  assert.match(again, /<p>Packed again<\/p>/);
+  assert.equal(await dev.stop(), 0);
+});
+
+Deno.test("dev APP.xdc: a bundle import refuses is refused at the start with import's line and exit 2", async () => {
+  await using temp = await tempDir("pod-dev-");
+  const bundles: Record<string, Uint8Array> = {
+    "text.xdc": strToU8("<!doctype html>not a zip"),
+    "empty.xdc": zipSync({ "manifest.toml": strToU8("name = 'x'") }),
+  };
+  for (const [name, bytes] of Object.entries(bundles)) {
+    const path = join(temp.path, name);
+    await writeFile(path, bytes);
+    const imported = await runCli(["import", path]);
+    const served = await runCli(["dev", path, "--port", "0"]);
+    assert.equal(served.code, 2, served.stderr);
+    assert.equal(served.stdout, "");
+    assert.equal(served.stderr, imported.stderr);
+    assert.equal(served.stderr.trimEnd().split("\n").length, 1);
+  }
 });

@@ -4,8 +4,8 @@
 // too large); a real app (poll.xdc) and a vite-built one import, signed
 // and named, with the page's webxdc.js replaced by the runtime, `/assets/`
 // resolved at the bundle's root and a classic script with a Node-only
-// `require` inlined as it is. The commands and refusals of
-// docs/authors/webxdc.md are run here. The commands and refusals of
+// `require` inlined as it is; an app that frames another of its pages
+// (webxdc-test) is refused. The commands and refusals of
 // docs/authors/webxdc.md are run here.
 import assert from "node:assert/strict";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -141,6 +141,36 @@ Deno.test("import: poll.xdc becomes a signed pod named by its manifest, its webx
   );
 });
 
+Deno.test("import: webxdc-test.xdc, whose page frames another of its pages, is refused with one line that says so", async () => {
+  const run = await cli(["import", "/work/shared/webxdc/webxdc-test.xdc"]);
+  assert.equal(run.code, 2, run.stderr);
+  assert.equal(run.stdout, "");
+  assert.equal(
+    run.stderr,
+    "pod-broker: Cannot import '/work/shared/webxdc/webxdc-test.xdc': index.html:105: " +
+      '<iframe src="./iframe-webrtc-test.html"> frames another page of the app, and a pod is one page\n',
+  );
+});
+
+Deno.test("import: links to the app's other pages are warned about, each on its line, and the app imports", async () => {
+  await using dir = await tempDir();
+  const page = PAGE.replace(
+    "<p>app</p>",
+    '<p><a href="page.html#top">next</a> <a href="#here">here</a></p>',
+  );
+  const path = await xdc(dir.path, "links.xdc", {
+    "index.html": strToU8(page),
+    "page.html": strToU8("<!doctype html><p>another page</p>"),
+  });
+  const run = await cli(["import", path, "--out", join(dir.path, "out.html")]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stderr,
+    /^pod-broker: warning: index\.html:2: <a href="page\.html#top"> leads to another page of the app, which the pod does not have \(a pod is one page\)\n/,
+  );
+  assert.doesNotMatch(run.stderr, /#here/);
+});
+
 const VITE_PAGE = `<!doctype html><html><head><meta charset=utf-8>
 <script src="webxdc.js"></script>
 <script type="module" crossorigin src="/assets/index-Ab12.js"></script>
@@ -240,6 +270,12 @@ Deno.test("import: the commands of docs/authors/webxdc.md work as it says, and i
       ),
     ),
     { "index.html": strToU8(PAGE), "zeros.png": new Uint8Array(1 << 23) },
+    {
+      "index.html": strToU8(
+        PAGE.replace("<p>app</p>", '<iframe src="page.html">'),
+      ),
+      "page.html": strToU8("<!doctype html><p>another page</p>"),
+    },
   ];
   const said: string[] = [];
   for (const bundle of bundles) {

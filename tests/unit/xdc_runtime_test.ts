@@ -160,6 +160,41 @@ Deno.test("webxdc: a peer that comes later gets the whole history in bounded rou
     .map((m) => JSON.parse(m.text)).filter((m) => m.t === "upd");
   assert.equal(batches.length, 4, "64 updates a round");
   assert.ok(batches.every((m) => m.u.length <= ROUND_UPDATES));
+  assert.deepEqual(net.cuts, []);
+});
+
+Deno.test("webxdc: honest peers are never taken for liars: rounds bound by bytes, each holding what the others lack, three meeting at once", async () => {
+  const net = new Net();
+  const [a, b] = [net.add("a"), net.add("b"), net.add("c")];
+  const big = "x".repeat(MAX_UPDATE_BYTES - 100);
+  for (let i = 0; i < 6; i++) a!.sendUpdate({ payload: big, i });
+  for (let i = 0; i < ROUND_UPDATES + 6; i++) b!.sendUpdate({ payload: i });
+  await net.idle();
+  net.connect("a", "b");
+  net.connect("b", "c");
+  net.connect("a", "c");
+  await net.idle();
+  for (const node of net.nodes.values()) {
+    assert.equal(node.log.maxSerial, 6 + ROUND_UPDATES + 6);
+  }
+  const rounds = net.sent.filter((m) => m.from === "a" && m.to === "c")
+    .map((m) => JSON.parse(m.text)).filter((m) => m.t === "upd" && m.more);
+  assert.ok(rounds.length > 0, "a round stopped by its bytes");
+  assert.deepEqual(net.cuts, []);
+});
+
+Deno.test("webxdc: a summary claims only signed updates: a peer met while its own update is being signed is not taken for a liar", async () => {
+  const net = new Net();
+  const [a, b] = [net.add("a"), net.add("b")];
+  await Promise.all([a.ready, b.ready]);
+  a.sendUpdate({ payload: "signing" });
+  net.connect("a", "b"); // before the signature is made
+  await net.idle();
+  const first = JSON.parse(net.sent.find((m) => m.from === "a")!.text);
+  assert.deepEqual(first, { t: "have", h: {} }, "the update is not claimed");
+  const got = await b.api.getAllUpdates();
+  assert.deepEqual(got.map((u) => u.payload), ["signing"]);
+  assert.deepEqual(net.cuts, []);
 });
 
 Deno.test("webxdc: the stored log is replayed before any peer, with the same serials; the next update continues the author's sequence", async () => {

@@ -1,0 +1,195 @@
+// Where webxdc apps meet a pod's limits, in Chromium, run by
+// tests/e2e/webxdc_test.ts, each app imported as a pod on its own origin.
+// A visitor that lies in the sync (hello.xdc): visitor H, its page made to
+// lie (every summary it sends also claims five updates of an author it has
+// none of), sends a message; A opens the link, gets H's message in H's
+// answer, finds the claimed updates missing, cuts H and closes the link:
+// H's own connection ends, and A still talks with an honest visitor B.
+// The conformance app webxdc-test, which import refuses for its local
+// iframe: without that iframe it imports (its links to its other pages
+// warned about), and its update check passes, across a reload too (with
+// the update its unload script sends).
+// Exits non-zero with the failed assertion; prints "journey ok" at the end.
+// Usage: deno run -A tests/support/webxdc_limits_journey.ts
+import assert from "node:assert/strict";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { unzipSync } from "fflate";
+import { importApp } from "../../src/cli/import.ts";
+import { newSeed, startServer, upload } from "./helpers.ts";
+import { watchPage } from "./page_watch.ts";
+
+const SHARED = new URL("../../../shared/webxdc/", import.meta.url).pathname;
+const HELLO = `${SHARED}hello.xdc`;
+const WAIT = { timeout: 20_000 };
+
+/** Makes the page's summaries lie, and keeps its connections to look at. */
+function lie(): void {
+  const fake = "F".repeat(43);
+  const stringify = JSON.stringify;
+  JSON.stringify = function (value: unknown, ...rest: unknown[]) {
+    const message = value as { t?: string; h?: Record<string, number> };
+    if (message?.t === "have") {
+      value = { ...message, h: { ...message.h, [fake]: 5 } };
+    }
+    return (stringify as (...args: unknown[]) => string)(value, ...rest);
+  } as typeof JSON.stringify;
+  const seen: RTCPeerConnection[] = [];
+  (globalThis as unknown as { connections: RTCPeerConnection[] }).connections =
+    seen;
+  const Native = RTCPeerConnection;
+  globalThis.RTCPeerConnection = class extends Native {
+    constructor(config?: RTCConfiguration) {
+      super(config);
+      seen.push(this);
+    }
+  };
+}
+
+/** A visitor in a fresh browser profile, its console kept in `lines`. */
+async function visit(
+  browser: Browser,
+  url: string,
+  lines: string[],
+  hostile = false,
+): Promise<Page> {
+  const context = await browser.newContext();
+  // Without a media permission Chromium offers no loopback ICE candidate.
+  await context.grantPermissions(["camera", "microphone"]);
+  const page = await context.newPage();
+  if (hostile) await page.addInitScript(lie);
+  const errors: string[] = [];
+  watchPage(page, errors, errors);
+  page.on("console", (message) => lines.push(message.text()));
+  page.on("pageerror", (error) => lines.push(`page error: ${error.message}`));
+  await page.goto(url);
+  return page;
+}
+
+/** Sends a message with hello.xdc's form. */
+async function say(page: Page, text: string): Promise<void> {
+  await page.fill("#input", text);
+  await page.locator('input[type="submit"]').click();
+}
+
+/** The states of the hostile page's connections. */
+function states(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    (globalThis as unknown as { connections: RTCPeerConnection[] })
+      .connections.map((pc) => pc.connectionState)
+  );
+}
+
+async function hostileJourney(browser: Browser): Promise<void> {
+  await using server = await startServer({ podDomain: "localhost" });
+  const { html } = await importApp(HELLO, { seed: await newSeed() });
+  const uploaded = await upload(server.url, html as BodyInit);
+  assert.equal(uploaded.status, 201, await uploaded.clone().text());
+  const link = `${(await uploaded.json()).podUrl}#hostile-room`;
+
+  const heard: string[] = [];
+  const h = await visit(browser, link, [], true);
+  await say(h, "from h");
+  await h.locator("#output", { hasText: "from h" }).waitFor(WAIT);
+  const a = await visit(browser, link, heard);
+  // A gets H's message in H's answer, then cuts H for what it did not send.
+  await a.locator("#output", { hasText: "from h" }).waitFor(WAIT);
+  const until = Date.now() + WAIT.timeout;
+  while (
+    !heard.some((line) => /cut: a summary that claims updates/.test(line))
+  ) {
+    assert.ok(Date.now() < until, `A never cut H:\n${heard.join("\n")}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  // The link is closed: H's end of it closes too, and stays closed.
+  await h.waitForFunction(
+    () =>
+      (globalThis as unknown as { connections: RTCPeerConnection[] })
+        .connections.every((pc) => pc.connectionState === "closed"),
+    undefined,
+    WAIT,
+  );
+  assert.ok((await states(h)).length > 0, "H had a connection");
+  await new Promise((done) => setTimeout(done, 1_000));
+  assert.ok((await states(h)).every((state) => state === "closed"));
+
+  // A still talks with an honest visitor.
+  const b = await visit(browser, link, []);
+  await say(b, "from b");
+  await a.locator("#output", { hasText: "from b" }).waitFor(WAIT);
+  await b.locator("#output", { hasText: "from h" }).waitFor(WAIT);
+  assert.ok(
+    !heard.some((line) => /page error|Content Security Policy/.test(line)),
+    heard.join("\n"),
+  );
+}
+
+/** webxdc-test's files, unzipped into a fresh folder, its iframe's src removed. */
+async function testAppWithoutIframe(): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), "webxdc-test-"));
+  const files = unzipSync(await readFile(`${SHARED}webxdc-test.xdc`));
+  for (const [name, bytes] of Object.entries(files)) {
+    if (name.endsWith("/")) continue;
+    await mkdir(dirname(join(folder, name)), { recursive: true });
+    await writeFile(join(folder, name), bytes);
+  }
+  const page = new TextDecoder().decode(files["index.html"]);
+  const frame = 'src="./iframe-webrtc-test.html"';
+  assert.ok(page.includes(frame), "webxdc-test frames its other page");
+  await writeFile(join(folder, "index.html"), page.replace(frame, ""));
+  return folder;
+}
+
+/** webxdc-test without its iframe: its update check passes, then again after a reload. */
+async function testAppJourney(browser: Browser): Promise<void> {
+  await using server = await startServer({ podDomain: "localhost" });
+  const folder = await testAppWithoutIframe();
+  try {
+    const { html, warnings } = await importApp(folder, {
+      seed: await newSeed(),
+    });
+    assert.ok(
+      warnings.some((w) =>
+        /duplicated_updates_race\.html"> leads to another page/.test(w)
+      ),
+      warnings.join("\n"),
+    );
+    const uploaded = await upload(server.url, html as BodyInit);
+    assert.equal(uploaded.status, 201, await uploaded.clone().text());
+    const link = `${(await uploaded.json()).podUrl}#conformance`;
+    const a = await visit(browser, link, []);
+    const runs = async (previous: string, current: string) => {
+      await a.locator("#updates-ok").waitFor({ state: "visible", ...WAIT });
+      await a.locator("#previous-runs", { hasText: previous }).waitFor(WAIT);
+      await a.locator("#current-run", { hasText: current }).waitFor(WAIT);
+    };
+    await runs("0", "1");
+    const address = await a.evaluate(() =>
+      (globalThis as unknown as { webxdc: { selfAddr: string } }).webxdc
+        .selfAddr
+    );
+    await a.getByText(`webxdc.selfAddr: ${address}`).waitFor(WAIT);
+    await a.reload();
+    // Kept: the last run's update, and the one its unload script sent.
+    await runs("2", "1");
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: CHROMIUM_FLAGS,
+  });
+  try {
+    await hostileJourney(browser);
+    await testAppJourney(browser);
+    console.log("journey ok");
+  } finally {
+    await browser.close();
+  }
+}
