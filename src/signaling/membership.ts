@@ -123,7 +123,7 @@ export class LocalMembership<
   /** Members of this broker, joined or joining, by id. */
   protected readonly members: Map<string, M> = new Map();
   /** The largest signal data a held signal may carry. */
-  protected maxDataBytes = MAX_HELD_BYTES;
+  protected maxDataBytes: number = MAX_HELD_BYTES;
   #parked = new Map<string, Parked>();
   #tokens = new Map<string, string>();
 

@@ -14,7 +14,7 @@
  * the protocol's (not an option; written in seconds so that no option's
  * default is read into it).
  */
-export const RESUME_MS = 30 * 1000;
+export const RESUME_MS: number = 30 * 1000;
 
 /** The most signals held for one peer while it is away. */
 export const MAX_HELD_SIGNALS = 64;
