@@ -12,6 +12,7 @@
 import { PEER_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
 import {
   type Held,
+  HeldBudget,
   HeldSignals,
   MAX_HELD_BYTES,
   RESUME_MS,
@@ -126,6 +127,7 @@ export class LocalMembership<
   protected maxDataBytes: number = MAX_HELD_BYTES;
   #parked = new Map<string, Parked>();
   #tokens = new Map<string, string>();
+  #heldBudget = new HeldBudget();
 
   /**
    * Makes an empty membership.
@@ -187,7 +189,10 @@ export class LocalMembership<
 
   /** Forgets the parked peers, and their timers. */
   shutdown(): void {
-    for (const parked of this.#parked.values()) clearTimeout(parked.timer);
+    for (const parked of this.#parked.values()) {
+      clearTimeout(parked.timer);
+      parked.held.take();
+    }
     this.#parked.clear();
     this.#tokens.clear();
   }
@@ -282,7 +287,7 @@ export class LocalMembership<
     this.members.delete(id);
     session.remote.set(id, "");
     const timer = setTimeout(() => this.#expire(id), RESUME_MS);
-    const held = new HeldSignals();
+    const held = new HeldSignals(this.#heldBudget);
     this.#parked.set(id, { session: session.name, token, held, timer });
     this.#tokens.set(token, id);
   }
@@ -311,6 +316,7 @@ export class LocalMembership<
     const parked = this.#parked.get(id);
     if (parked === undefined) return;
     this.#unpark(id, parked);
+    parked.held.take();
     const session = this.byName.get(parked.session);
     if (session === undefined || !session.remote.delete(id)) return;
     if (!this.dropIfEmpty(session)) {

@@ -22,6 +22,30 @@ export const MAX_HELD_SIGNALS = 64;
 /** The most bytes of signal data held for one peer while it is away. */
 export const MAX_HELD_BYTES = 262_144;
 
+/**
+ * The most bytes of signal data held for all the away peers of one broker
+ * (or one in-process bus) together: each away peer may hold
+ * {@linkcode MAX_HELD_BYTES}, and peers that come and go could otherwise
+ * make it hold that many times over for the window.
+ */
+export const MAX_HELD_BYTES_TOTAL = 64 * 1024 * 1024;
+
+/**
+ * The bytes that the away peers of one broker hold together, within
+ * {@linkcode MAX_HELD_BYTES_TOTAL} (or `max`).
+ */
+export class HeldBudget {
+  /** The bytes held now. */
+  used = 0;
+  /** The most bytes held at once. */
+  readonly max: number;
+
+  /** @param max The most bytes held at once. */
+  constructor(max: number = MAX_HELD_BYTES_TOTAL) {
+    this.max = max;
+  }
+}
+
 /** The shape of a resume token: 32 characters of `[A-Za-z0-9]`. */
 export const RESUME_TOKEN: RegExp = /^[A-Za-z0-9]{32}$/;
 
@@ -59,31 +83,57 @@ export interface Held {
  * ```
  */
 export class HeldSignals {
-  #signals: HeldSignal[] = [];
+  #signals: { from: string; data: string; bytes: number }[] = [];
   #bytes = 0;
   #dropped = new Set<string>();
+  readonly #budget: HeldBudget;
 
-  /** Holds one signal, dropping the oldest past the bounds. */
-  push(from: string, data: string): void {
-    this.#signals.push({ from, data });
-    this.#bytes += utf8Bytes(data);
-    while (
-      this.#signals.length > MAX_HELD_SIGNALS || this.#bytes > MAX_HELD_BYTES
-    ) {
-      const old = this.#signals.shift()!;
-      this.#bytes -= utf8Bytes(old.data);
-      // Bounded: a sender is remembered once, and at most as many as held.
-      if (this.#dropped.size < MAX_HELD_SIGNALS) this.#dropped.add(old.from);
-    }
+  /**
+   * @param budget The bytes all the away peers of the broker may hold
+   * together (a budget of its own when absent).
+   */
+  constructor(budget: HeldBudget = new HeldBudget()) {
+    this.#budget = budget;
   }
 
-  /** Everything held, and empties it. */
+  /**
+   * Holds one signal, dropping the oldest past the bounds (this peer's, or
+   * the broker's: then the new one too, when nothing older is left).
+   */
+  push(from: string, data: string): void {
+    const bytes = utf8Bytes(data);
+    const over = () =>
+      this.#signals.length > MAX_HELD_SIGNALS ||
+      this.#bytes > MAX_HELD_BYTES || this.#budget.used > this.#budget.max;
+    this.#hold(from, data, bytes);
+    while (this.#signals.length > 0 && over()) this.#drop();
+  }
+
+  /** Everything held, and empties it (its bytes go back to the budget). */
   take(): Held {
-    const held = { signals: this.#signals, dropped: [...this.#dropped] };
+    const held = {
+      signals: this.#signals.map(({ from, data }) => ({ from, data })),
+      dropped: [...this.#dropped],
+    };
+    this.#budget.used -= this.#bytes;
     this.#signals = [];
     this.#bytes = 0;
     this.#dropped.clear();
     return held;
+  }
+
+  #hold(from: string, data: string, bytes: number): void {
+    this.#signals.push({ from, data, bytes });
+    this.#bytes += bytes;
+    this.#budget.used += bytes;
+  }
+
+  #drop(): void {
+    const old = this.#signals.shift()!;
+    this.#bytes -= old.bytes;
+    this.#budget.used -= old.bytes;
+    // Bounded: a sender is remembered once, and at most as many as held.
+    if (this.#dropped.size < MAX_HELD_SIGNALS) this.#dropped.add(old.from);
   }
 }
 

@@ -27,7 +27,7 @@
  */
 
 import type { CompatBus } from "./compat.ts";
-import { type Held, HeldSignals, RESUME_MS } from "./held.ts";
+import { type Held, HeldBudget, HeldSignals, RESUME_MS } from "./held.ts";
 import { LocalCompatEngine } from "./local_compat.ts";
 
 export type { CompatBus, CompatBusListener } from "./compat.ts";
@@ -239,6 +239,7 @@ export class LocalBus {
   #count = 0;
   #compat = new LocalCompatEngine();
   #parked = new Map<string, Parked>();
+  #heldBudget = new HeldBudget();
   #tokens = new Map<string, string>();
 
   /**
@@ -310,7 +311,7 @@ export class LocalBus {
     this.#parked.set(peerId, {
       session,
       token,
-      held: new HeldSignals(),
+      held: new HeldSignals(this.#heldBudget),
       timer,
     });
     this.#tokens.set(token, peerId);
@@ -353,6 +354,7 @@ export class LocalBus {
     const parked = this.#parked.get(peerId);
     if (parked === undefined) return;
     this.#unpark(peerId, parked);
+    parked.held.take();
     this._leave("", parked.session, peerId);
   }
 
