@@ -341,7 +341,7 @@ export async function podBroker(
 }
 
 /** The client's test pod (the client and HARNESS), signed with a new key. */
-async function testPod(): Promise<Uint8Array> {
+export async function testPod(): Promise<Uint8Array> {
   const html = `<!doctype html><meta charset="utf-8"><title>client</title>` +
     `<script>${await bundleClient("iife")}</script><script>${HARNESS}</script>`;
   return await signPod(html, (await generateKeyPair()).seed);
