@@ -110,6 +110,10 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
   #sockets: SocketHub;
   #membership: Membership<SignalPeer>;
   #cluster: ClusterMembership<SignalPeer> | undefined;
+  // Joined sockets of this broker by their resume token, so that a join
+  // with the token of one still open here (its client moved to a new
+  // connection before the broker saw the old one die) takes its place.
+  #byToken = new Map<string, SignalPeer>();
 
   /**
    * Makes an empty hub.
@@ -245,6 +249,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
   leave(peer: SignalPeer, _shutdown: boolean, code?: number): void {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
+    if (peer.resume !== null) this.#byToken.delete(peer.resume);
     this.#membership.leave(peer, code !== undefined && PARKED.has(code));
   }
 
@@ -274,7 +279,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
         if (isKeyed(message.session)) {
           this.#joinKeyed(peer, message);
         } else {
-          this.#membership.join(peer, message.session, message.resume);
+          this.#join(peer, message.session, message.resume);
         }
         break;
       case "signal":
@@ -329,7 +334,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
     checkProof(session, proof, peer.host, Date.now()).then((valid) => {
       peer.proving = false;
       if (peer.closing || peer.gone) return;
-      if (valid) this.#membership.join(peer, session, resume);
+      if (valid) this.#join(peer, session, resume);
       else {
         this.#error(
           peer,
@@ -338,6 +343,23 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
         );
       }
     });
+  }
+
+  // A join, with the token of a socket still open here in that session:
+  // that socket is parked and closed first, so that this join resumes its
+  // place (the old connection is the client's past, not a second peer).
+  #join(peer: SignalPeer, session: string, token: string | undefined): void {
+    const old = token === undefined ? undefined : this.#byToken.get(token);
+    if (old !== undefined && old.admitted && old.session === session) {
+      this.#byToken.delete(token!);
+      this.#membership.leave(old, true);
+      this.#sockets.close(
+        old,
+        CLOSE_CODES.normal,
+        "Resumed on a new connection",
+      );
+    }
+    this.#membership.join(peer, session, token);
   }
 
   #iceServers(id: string): unknown[] {
@@ -349,6 +371,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
   #admitted(peer: SignalPeer, others: string[]): void {
     clearTimeout(peer.joinTimer);
     peer.joinTimer = undefined;
+    this.#byToken.set(peer.resume!, peer);
     const id = peer.id!;
     this.#sockets.send(
       peer,

@@ -105,6 +105,37 @@ test("resume: joined carries a token; after a lost connection a join with it kee
   for (const client of [other, back, again]) await client.close();
 });
 
+test("resume: a join with the token of a socket still open takes its place: the old socket is closed, the id kept, nobody told", async (api) => {
+  await using t = await startServer(api);
+  const other = new TestClient(t.wsUrl);
+  const { peerId: otherId } = await other.join("resume-live");
+  const old = new TestClient(t.wsUrl);
+  const joined = await old.join("resume-live");
+  assert.deepEqual(await other.next(), {
+    type: "peer-joined",
+    peerId: joined.peerId,
+  });
+  // The client is back on a new connection before the broker saw the old
+  // one die.
+  const back = new TestClient(t.wsUrl);
+  await back.opened();
+  back.send({ type: "join", session: "resume-live", resume: joined.resume });
+  const resumed = await back.next();
+  assert.equal(resumed.type, "joined", JSON.stringify(resumed));
+  assert.equal(resumed.peerId, joined.peerId);
+  assert.deepEqual(resumed.peers, [otherId]);
+  assert.equal((await old.closed).code, 1000);
+  await peersAre(t.url, 2);
+  other.send({ type: "signal", to: joined.peerId, data: candidate(1) });
+  assert.deepEqual(await back.next(), {
+    type: "signal",
+    from: otherId,
+    data: candidate(1),
+  });
+  await assertNothingElse(other);
+  await Promise.all([other.close(), back.close()]);
+});
+
 test("resume: a malformed token is bad_message; an unknown one, or one of another session, joins as new; leave keeps no place", async (api) => {
   await using t = await startServer(api);
   const client = new TestClient(t.wsUrl);
