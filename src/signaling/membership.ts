@@ -10,22 +10,9 @@
  */
 
 import { PEER_ID_LENGTH, randomAlphanumeric } from "../_util/id.ts";
-import {
-  type Held,
-  HeldBudget,
-  HeldSignals,
-  MAX_HELD_BYTES,
-  RESUME_MS,
-} from "./bus/held.ts";
+import { type Held, MAX_HELD_BYTES } from "./bus/held.ts";
+import { ParkedPeers } from "./bus/parked.ts";
 import { frames, parseSignalData, type SignalData } from "./messages.ts";
-
-/** A parked peer of a broker with no bus: its place, kept for a resume. */
-interface Parked {
-  readonly session: string;
-  readonly token: string;
-  readonly held: HeldSignals;
-  readonly timer: ReturnType<typeof setTimeout>;
-}
 
 /** The length of a resume token (see held.ts). */
 const TOKEN_LENGTH = 32;
@@ -72,7 +59,7 @@ export interface Membership<M extends Member> {
   join(member: M, session: string, token?: string): void;
   /**
    * Takes `member` out of its session; the others are told. With `park`,
-   * a joined member keeps its place for {@linkcode RESUME_MS} instead: the
+   * a joined member keeps its place for 30 s (`RESUME_MS`) instead: the
    * others are told nothing, signals to it are held, and its token resumes
    * it. Idempotent.
    */
@@ -125,9 +112,8 @@ export class LocalMembership<
   protected readonly members: Map<string, M> = new Map();
   /** The largest signal data a held signal may carry. */
   protected maxDataBytes: number = MAX_HELD_BYTES;
-  #parked = new Map<string, Parked>();
-  #tokens = new Map<string, string>();
-  #heldBudget = new HeldBudget();
+  // Its window is over: it leaves, and the others are told.
+  #parked = new ParkedPeers((id, name) => this.#expired(id, name));
 
   /**
    * Makes an empty membership.
@@ -189,12 +175,7 @@ export class LocalMembership<
 
   /** Forgets the parked peers, and their timers. */
   shutdown(): void {
-    for (const parked of this.#parked.values()) {
-      clearTimeout(parked.timer);
-      parked.held.take();
-    }
     this.#parked.clear();
-    this.#tokens.clear();
   }
 
   /** Sends to a member of this broker, or (with a bus) of another. */
@@ -286,38 +267,22 @@ export class LocalMembership<
   protected park(session: S, id: string, token: string): void {
     this.members.delete(id);
     session.remote.set(id, "");
-    const timer = setTimeout(() => this.#expire(id), RESUME_MS);
-    const held = new HeldSignals(this.#heldBudget);
-    this.#parked.set(id, { session: session.name, token, held, timer });
-    this.#tokens.set(token, id);
+    this.#parked.park(id, session.name, token);
   }
 
   // A join with a token of a peer parked here in `name`: its place back.
   #resume(member: M, name: string, token: string): boolean {
-    const id = this.#tokens.get(token);
-    const parked = id === undefined ? undefined : this.#parked.get(id);
     const session = this.byName.get(name);
-    if (parked?.session !== name || session === undefined) return false;
-    this.#unpark(id!, parked);
-    member.id = id!;
+    const resumed = session && this.#parked.resume(name, token);
+    if (!resumed) return false;
+    member.id = resumed.peerId;
     member.session = name;
-    this.readmit(member, session, { held: parked.held.take() });
+    this.readmit(member, session!, { held: resumed.held });
     return true;
   }
 
-  #unpark(id: string, parked: Parked): void {
-    clearTimeout(parked.timer);
-    this.#parked.delete(id);
-    this.#tokens.delete(parked.token);
-  }
-
-  // Its window is over: it leaves, and the others are told.
-  #expire(id: string): void {
-    const parked = this.#parked.get(id);
-    if (parked === undefined) return;
-    this.#unpark(id, parked);
-    parked.held.take();
-    const session = this.byName.get(parked.session);
+  #expired(id: string, name: string): void {
+    const session = this.byName.get(name);
     if (session === undefined || !session.remote.delete(id)) return;
     if (!this.dropIfEmpty(session)) {
       this.notify(session, frames.peer("peer-left", id));
@@ -366,9 +331,6 @@ export class LocalMembership<
     to: string,
     data: SignalData,
   ): boolean {
-    const parked = this.#parked.get(to);
-    if (parked?.session !== session.name) return false;
-    parked.held.push(from, JSON.stringify(data));
-    return true;
+    return this.#parked.hold(session.name, to, from, JSON.stringify(data));
   }
 }

@@ -19,7 +19,7 @@
  * - when a node goes silent (its process died), the engine removes its
  *   peers within a bounded time and publishes their `left` events;
  * - a parked peer (its socket went away, it may resume) stays a member held
- *   by no node for {@linkcode RESUME_MS}: signals to it are held within the
+ *   by no node for 30 s (`RESUME_MS`): signals to it are held within the
  *   bounds of held.ts, a `resume` with its token on any node moves it there
  *   with what was held (once), and at the end of the window it leaves.
  *
@@ -27,7 +27,8 @@
  */
 
 import type { CompatBus } from "./compat.ts";
-import { type Held, HeldBudget, HeldSignals, RESUME_MS } from "./held.ts";
+import type { Held } from "./held.ts";
+import { ParkedPeers } from "./parked.ts";
 import { LocalCompatEngine } from "./local_compat.ts";
 
 export type { CompatBus, CompatBusListener } from "./compat.ts";
@@ -137,7 +138,7 @@ export interface Bus {
   deliver(node: string, delivery: BusDelivery): Promise<void>;
   /**
    * Parks this node's `peerId`: it stays a member of `session`, held by no
-   * node, for {@linkcode RESUME_MS}; `token` resumes it. Publishes `moved`
+   * node, for 30 s (`RESUME_MS`); `token` resumes it. Publishes `moved`
    * with node "".
    */
   park(session: string, peerId: string, token: string): Promise<void>;
@@ -200,14 +201,6 @@ const BUS_METHODS = [
   "close",
 ] as const;
 
-/** A parked peer of a {@linkcode LocalBus}. */
-interface Parked {
-  readonly session: string;
-  readonly token: string;
-  readonly held: HeldSignals;
-  readonly timer: ReturnType<typeof setTimeout>;
-}
-
 /**
  * An in-process bus: the hubs of several brokers in one process share
  * sessions through it, as brokers in several processes do through Redis.
@@ -238,9 +231,10 @@ export class LocalBus {
   #nodes = new Map<string, LocalBusNode>();
   #count = 0;
   #compat = new LocalCompatEngine();
-  #parked = new Map<string, Parked>();
-  #heldBudget = new HeldBudget();
-  #tokens = new Map<string, string>();
+  // The window is over: the parked peer leaves.
+  #parked = new ParkedPeers((peerId, session) =>
+    this._leave("", session, peerId)
+  );
 
   /**
    * A new node on this bus.
@@ -307,31 +301,19 @@ export class LocalBus {
     const members = this.#sessions.get(session);
     if (members?.get(peerId) !== node) return;
     members.set(peerId, "");
-    const timer = setTimeout(() => this.#expire(peerId), RESUME_MS);
-    this.#parked.set(peerId, {
-      session,
-      token,
-      held: new HeldSignals(this.#heldBudget),
-      timer,
-    });
-    this.#tokens.set(token, peerId);
+    this.#parked.park(peerId, session, token);
     this._publish("moved", session, peerId, "");
   }
 
   /** @internal */
   _resume(node: string, session: string, token: string): BusResume | null {
-    const peerId = this.#tokens.get(token);
-    const parked = peerId === undefined ? undefined : this.#parked.get(peerId);
-    if (parked === undefined || parked.session !== session) return null;
-    this.#unpark(peerId!, parked);
+    const resumed = this.#parked.resume(session, token);
+    if (resumed === null) return null;
+    const { peerId, held } = resumed;
     const members = this.#sessions.get(session)!;
-    members.set(peerId!, node);
-    const seq = this._publish("moved", session, peerId!, node);
-    return {
-      peerId: peerId!,
-      snapshot: { seq, members: new Map(members) },
-      held: parked.held.take(),
-    };
+    members.set(peerId, node);
+    const seq = this._publish("moved", session, peerId, node);
+    return { peerId, snapshot: { seq, members: new Map(members) }, held };
   }
 
   /** @internal */
@@ -339,23 +321,15 @@ export class LocalBus {
     const node = this.#sessions.get(delivery.session)?.get(delivery.to);
     if (node === undefined) return false;
     if (node !== "") this._deliver(node, delivery);
-    else this.#parked.get(delivery.to)?.held.push(delivery.from, delivery.data);
+    else {
+      this.#parked.hold(
+        delivery.session,
+        delivery.to,
+        delivery.from,
+        delivery.data,
+      );
+    }
     return true;
-  }
-
-  #unpark(peerId: string, parked: Parked): void {
-    clearTimeout(parked.timer);
-    this.#parked.delete(peerId);
-    this.#tokens.delete(parked.token);
-  }
-
-  // The window is over: the parked peer leaves.
-  #expire(peerId: string): void {
-    const parked = this.#parked.get(peerId);
-    if (parked === undefined) return;
-    this.#unpark(peerId, parked);
-    parked.held.take();
-    this._leave("", parked.session, peerId);
   }
 
   /** @internal */
@@ -369,7 +343,7 @@ export class LocalBus {
     this.#compat.drop(node);
     // The last node gone: no one is left to resume, and no timer outlives it.
     if (this.#nodes.size === 0) {
-      for (const peerId of [...this.#parked.keys()]) this.#expire(peerId);
+      this.#parked.expireAll();
     }
     for (const [peerId, session] of [...this.#peers]) {
       if (this.#sessions.get(session)?.get(peerId) === node) {
