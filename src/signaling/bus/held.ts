@@ -28,7 +28,7 @@ export const MAX_HELD_BYTES = 262_144;
  * {@linkcode MAX_HELD_BYTES}, and peers that come and go could otherwise
  * make it hold that many times over for the window.
  */
-export const MAX_HELD_BYTES_TOTAL = 64 * 1024 * 1024;
+export const MAX_HELD_BYTES_TOTAL: number = 64 * 1024 * 1024;
 
 /**
  * The bytes that the away peers of one broker hold together, within
