@@ -468,3 +468,40 @@ redisTest(
     await bus?.close();
   },
 );
+
+redisTest(
+  "RedisBus: a parked peer's resume token is nowhere in Redis, only its digest; the token still resumes it",
+  async () => {
+    await using redis = await startRedis();
+    const bus = await createRedisBus({ url: redis.url });
+    const other = await createRedisBus({ url: redis.url });
+    const probe = new Redis(redis.url);
+    try {
+      assert.ok((await bus.join("s", "p1", 4)).ok);
+      const token = "T".repeat(16) + crypto.randomUUID().replaceAll("-", "")
+        .slice(0, 16);
+      await bus.park("s", "p1", token);
+      const keys = await probe.keys("*");
+      assert.ok(keys.length > 0);
+      for (const key of keys) {
+        assert.ok(!key.includes(token), `a key names the token: ${key}`);
+        const type = await probe.type(key);
+        const values = type === "string"
+          ? [await probe.get(key)]
+          : type === "hash"
+          ? Object.values(await probe.hgetall(key))
+          : [];
+        for (const value of values) {
+          assert.ok(!value?.includes(token), `${key} holds the token`);
+        }
+      }
+      const resumed = await other.resume("s", token);
+      assert.ok(resumed !== null, "the token resumes it");
+      assert.equal(resumed.peerId, "p1");
+    } finally {
+      probe.disconnect();
+      await other.close();
+      await bus.close();
+    }
+  },
+);

@@ -8,6 +8,8 @@
  * @module
  */
 
+import { encodeHex } from "../../_util/encoding.ts";
+import { sha256 } from "../../_util/hash.ts";
 import type { BusDelivery, BusEvent, BusResume } from "./mod.ts";
 import {
   type HeldSignal,
@@ -58,10 +60,18 @@ export async function parkOnRedis(
     ctx.node,
     `${p}n:`,
     session,
-    token,
+    tokenKey(token),
     RESUME_MS,
     p,
   );
+}
+
+/**
+ * What Redis knows a resume token by: its SHA-256, hex, so that whoever
+ * reads Redis cannot resume anyone's place with what they read.
+ */
+function tokenKey(token: string): string {
+  return encodeHex(sha256(new TextEncoder().encode(token)));
 }
 
 /**
@@ -84,7 +94,7 @@ export async function resumeOnRedis(
     `${p}seq`,
     `${p}parked`,
     `${p}nodes`,
-    token,
+    tokenKey(token),
     session,
     ctx.node,
     `${p}n:`,

@@ -105,7 +105,8 @@ return {count, 0}`;
 
 // Parking (held.ts): a parked peer's node is '' in its session and in
 // \`peers\`; \`parked\` (sorted set peer -> end of its window), \`parked:<peer>\`
-// (hash: session, token, bytes held), \`resume:<token>\` (its peer),
+// (hash: session, token's SHA-256, bytes held), \`resume:<SHA-256 of the
+// token>\` (its peer),
 // \`held:<peer>\` (list of "<from> <data>", oldest first) and
 // \`dropped:<peer>\` (set of senders whose signals were dropped). A move is
 // published as \`=<seq> <session> <peer> <node>\`.
