@@ -1,12 +1,13 @@
 /**
  * The client's side of the broker's signaling WebSocket: it joins the
  * session on every (re)connection (resuming its place when it can), asks
- * for fresh ICE servers before their TURN credentials expire,
- * reconnects with jittered exponential backoff (or, when a draining broker
- * says `reconnect` or closes with 1012, after a random delay of up to 2 s,
- * so that its peers do not all come back at once), and paces what it sends with a token bucket a little under the
- * broker's (100 burst, 50 a second), so a newcomer offering to a big
- * session never trips its flood guard.
+ * for fresh ICE servers before their TURN credentials expire, reconnects
+ * with jittered exponential backoff (or, when a draining broker says
+ * `reconnect` or closes with 1012, after a random delay of up to 2 s, so
+ * that its peers do not all come back at once), and paces what it sends
+ * with a token bucket a little under the broker's (100 burst, 50 a
+ * second), so a newcomer offering to a big session never trips its flood
+ * guard.
  *
  * @module
  */
