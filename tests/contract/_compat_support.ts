@@ -1,14 +1,9 @@
-// Support of the dialect cases (tests/contract/compat.ts, nostr.ts): two
-// brokers on one Redis, and a WebSocket over a raw TCP connection, the one
-// way a runtime-neutral test can send the `Host` of a pod host, or see the
-// status of a refused upgrade. Imports only `node:` built-ins and the
-// suite's own helpers.
+// A WebSocket over a raw TCP connection for the dialect cases
+// (tests/contract/compat.ts, nostr.ts): the one way a runtime-neutral test
+// can send the `Host` of a pod host, or see the status of a refused
+// upgrade. Imports only `node:` built-ins and the suite's own helpers.
 import assert from "node:assert/strict";
-import { startServer, type TestServer } from "./_servers.ts";
-import type { ContractApi } from "./_suite.ts";
-import type { SignalServerOptions } from "../../src/core.ts";
 import { type Frame, parseServerFrames, RawConnection } from "./_wire.ts";
-import { startRedis } from "./scaleout.ts";
 
 /** A WebSocket client on a raw connection, speaking JSON text frames. */
 export interface RawSocket {
@@ -96,41 +91,4 @@ function maskedFrame(text: string): Uint8Array {
   frame.set(mask, header);
   payload.forEach((byte, i) => (frame[header + 4 + i] = byte ^ mask[i % 4]!));
   return frame;
-}
-
-/**
- * Two brokers on one private Redis, each with its RedisBus and `more`
- * options; or null.
- */
-export async function twoBrokers(
-  api: ContractApi,
-  signaling: Record<string, number> = {},
-  more: Partial<SignalServerOptions> = {},
-): Promise<
-  | (AsyncDisposable & { a: TestServer; b: TestServer })
-  | null
-> {
-  const redis = await startRedis();
-  if (redis === null) return null;
-  // The default heartbeat: these cases never wait for a broker to be taken
-  // for dead, and a short one (lapsing after three beats) lets a stall of a
-  // loaded machine take a live broker for dead and free its ids.
-  const buses = [
-    await api.createRedisBus({ url: redis.url }),
-    await api.createRedisBus({ url: redis.url }),
-  ];
-  const [a, b] = [
-    await startServer(api, { ...more, bus: buses[0]!, signaling }),
-    await startServer(api, { ...more, bus: buses[1]!, signaling }),
-  ];
-  return {
-    a,
-    b,
-    async [Symbol.asyncDispose]() {
-      await a.server.close();
-      await b.server.close();
-      for (const bus of buses) await bus.close();
-      await redis[Symbol.asyncDispose]();
-    },
-  };
 }

@@ -13,7 +13,8 @@ import {
   rawRequest,
   TestClient,
 } from "./_wire.ts";
-import { type RawSocket, rawSocket, twoBrokers } from "./_compat_support.ts";
+import { type RawSocket, rawSocket } from "./_compat_support.ts";
+import { twoBrokers } from "./scaleout.ts";
 import { labelOf } from "./pod_domain.ts";
 
 const OFFER = { type: "offer", sdp: "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\n" };

@@ -12,7 +12,8 @@ import {
 import { sleep, startServer, type TestServer } from "./_servers.ts";
 import { test } from "./_suite.ts";
 import { TestClient } from "./_wire.ts";
-import { rawSocket, twoBrokers } from "./_compat_support.ts";
+import { rawSocket } from "./_compat_support.ts";
+import { twoBrokers } from "./scaleout.ts";
 
 /** A relay frame: `["OK", id, ok, message]`, `["EVENT", sub, event]`... */
 type Reply = [string, ...unknown[]];

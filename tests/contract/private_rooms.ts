@@ -8,7 +8,7 @@ import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
 import { startServer } from "./_servers.ts";
 import { test } from "./_suite.ts";
 import { type Frame, TestClient } from "./_wire.ts";
-import { startRedis } from "./scaleout.ts";
+import { twoBrokers } from "./scaleout.ts";
 
 /** A keyed session: its name and a way to prove its key. */
 interface Keyed {
@@ -205,41 +205,33 @@ test("private rooms: sealed signals are relayed only in keyed sessions, at most 
 });
 
 test("private rooms: across two brokers on Redis, each checks the proof alone and sealed signals cross", async (api) => {
-  await using redis = await startRedis();
-  if (redis === null) return;
-  const busA = await api.createRedisBus({ url: redis.url });
-  const busB = await api.createRedisBus({ url: redis.url });
-  try {
-    await using a = await startServer(api, { bus: busA });
-    await using b = await startServer(api, { bus: busB });
-    const room = keyedSession();
-    const onA = await joinKeyed(a.wsUrl, room);
-    // A proof over broker A's Host opens nothing on broker B.
-    await assertLocked(
-      b.wsUrl,
-      room,
-      { proof: proof(room.key, hostOf(a.wsUrl), room.session) },
-      "A's Host on B",
-    );
-    await assertLocked(b.wsUrl, room, {}, "no proof on B");
-    const onB = await joinKeyed(b.wsUrl, room);
-    assert.deepEqual(onB.joined.peers, [onA.joined.peerId]);
-    assert.deepEqual(await onA.client.next(), {
-      type: "peer-joined",
-      peerId: onB.joined.peerId,
-    });
-    const data = { sealed: "B".repeat(16_384) };
-    onB.client.send({ type: "signal", to: onA.joined.peerId, data });
-    assert.deepEqual(await onA.client.next(), {
-      type: "signal",
-      from: onB.joined.peerId,
-      data,
-    });
-    await assertNothingElse(onA.client);
-    await onA.client.close();
-    await onB.client.close();
-  } finally {
-    await busA.close();
-    await busB.close();
-  }
+  await using pair = await twoBrokers(api);
+  if (pair === null) return;
+  const { a, b } = pair;
+  const room = keyedSession();
+  const onA = await joinKeyed(a.wsUrl, room);
+  // A proof over broker A's Host opens nothing on broker B.
+  await assertLocked(
+    b.wsUrl,
+    room,
+    { proof: proof(room.key, hostOf(a.wsUrl), room.session) },
+    "A's Host on B",
+  );
+  await assertLocked(b.wsUrl, room, {}, "no proof on B");
+  const onB = await joinKeyed(b.wsUrl, room);
+  assert.deepEqual(onB.joined.peers, [onA.joined.peerId]);
+  assert.deepEqual(await onA.client.next(), {
+    type: "peer-joined",
+    peerId: onB.joined.peerId,
+  });
+  const data = { sealed: "B".repeat(16_384) };
+  onB.client.send({ type: "signal", to: onA.joined.peerId, data });
+  assert.deepEqual(await onA.client.next(), {
+    type: "signal",
+    from: onB.joined.peerId,
+    data,
+  });
+  await assertNothingElse(onA.client);
+  await onA.client.close();
+  await onB.client.close();
 });

@@ -14,7 +14,7 @@ import {
   rawHandshake,
   TestClient,
 } from "./_wire.ts";
-import { startRedis } from "./scaleout.ts";
+import { twoBrokers } from "./scaleout.ts";
 
 const TOKEN = /^[A-Za-z0-9]{32}$/;
 
@@ -226,51 +226,45 @@ test("resume: at most 64 signals and 256 KiB are held; past them the oldest go a
 });
 
 test("resume: a peer drained off one broker resumes on another through Redis, keeping its id and what was sent meanwhile", async (api) => {
-  await using redis = await startRedis();
-  if (redis === null) return;
-  const busA = await api.createRedisBus({ url: redis.url });
-  const busB = await api.createRedisBus({ url: redis.url });
-  try {
-    const a = await startServer(api, { bus: busA, drainSeconds: 1 });
-    await using b = await startServer(api, { bus: busB });
-    const other = new TestClient(b.wsUrl);
-    const { peerId: otherId } = await other.join("resume-across");
-    const mover = new TestClient(a.wsUrl);
-    const joined = await mover.join("resume-across");
-    assert.equal((await other.next()).type, "peer-joined");
-    const closing = a.server.close();
-    assert.deepEqual(await mover.next(), { type: "reconnect" });
-    assert.equal((await mover.closed).code, 1012);
-    for (let n = 0; n < 3; n++) {
-      other.send({ type: "signal", to: joined.peerId, data: candidate(n) });
-    }
-    await assertNothingElse(other);
-    const back = new TestClient(b.wsUrl);
-    await back.opened();
-    back.send({
-      type: "join",
-      session: "resume-across",
-      resume: joined.resume,
-    });
-    const resumed = await back.next();
-    assert.equal(resumed.type, "joined", JSON.stringify(resumed));
-    assert.equal(resumed.peerId, joined.peerId);
-    assert.deepEqual(resumed.peers, [otherId]);
-    for (let n = 0; n < 3; n++) {
-      assert.deepEqual(await back.next(), {
-        type: "signal",
-        from: otherId,
-        data: candidate(n),
-      });
-    }
-    await assertNothingElse(back);
-    await assertNothingElse(other);
-    other.send({ type: "signal", to: joined.peerId, data: candidate(7) });
-    assert.deepEqual((await back.next()).data, candidate(7));
-    await closing;
-    for (const client of [other, back]) await client.close();
-  } finally {
-    await busA.close();
-    await busB.close();
+  // A window for broker A's drain (B's is never used: its sockets close
+  // first).
+  await using pair = await twoBrokers(api, {}, { drainSeconds: 1 });
+  if (pair === null) return;
+  const { a, b } = pair;
+  const other = new TestClient(b.wsUrl);
+  const { peerId: otherId } = await other.join("resume-across");
+  const mover = new TestClient(a.wsUrl);
+  const joined = await mover.join("resume-across");
+  assert.equal((await other.next()).type, "peer-joined");
+  const closing = a.server.close();
+  assert.deepEqual(await mover.next(), { type: "reconnect" });
+  assert.equal((await mover.closed).code, 1012);
+  for (let n = 0; n < 3; n++) {
+    other.send({ type: "signal", to: joined.peerId, data: candidate(n) });
   }
+  await assertNothingElse(other);
+  const back = new TestClient(b.wsUrl);
+  await back.opened();
+  back.send({
+    type: "join",
+    session: "resume-across",
+    resume: joined.resume,
+  });
+  const resumed = await back.next();
+  assert.equal(resumed.type, "joined", JSON.stringify(resumed));
+  assert.equal(resumed.peerId, joined.peerId);
+  assert.deepEqual(resumed.peers, [otherId]);
+  for (let n = 0; n < 3; n++) {
+    assert.deepEqual(await back.next(), {
+      type: "signal",
+      from: otherId,
+      data: candidate(n),
+    });
+  }
+  await assertNothingElse(back);
+  await assertNothingElse(other);
+  other.send({ type: "signal", to: joined.peerId, data: candidate(7) });
+  assert.deepEqual((await back.next()).data, candidate(7));
+  await closing;
+  for (const client of [other, back]) await client.close();
 });

@@ -16,9 +16,11 @@ import {
   sleep,
   startServer,
   tempDir,
+  type TestServer,
   waitForPort,
 } from "./_servers.ts";
-import { test } from "./_suite.ts";
+import { type ContractApi, test } from "./_suite.ts";
+import type { SignalServerOptions } from "../../src/core.ts";
 import { assertSessionAcross, TestClient } from "./_wire.ts";
 
 const REDIS_SERVER = "/usr/bin/redis-server";
@@ -73,6 +75,43 @@ export async function startRedis(): Promise<ContractRedis | null> {
     password,
     url: `redis://:${password}@127.0.0.1:${port}`,
     [Symbol.asyncDispose]: stop,
+  };
+}
+
+/**
+ * Two brokers on one private Redis, each with its RedisBus and `more`
+ * options; or null.
+ */
+export async function twoBrokers(
+  api: ContractApi,
+  signaling: Record<string, number> = {},
+  more: Partial<SignalServerOptions> = {},
+): Promise<
+  | (AsyncDisposable & { a: TestServer; b: TestServer })
+  | null
+> {
+  const redis = await startRedis();
+  if (redis === null) return null;
+  // The default heartbeat: these cases never wait for a broker to be taken
+  // for dead, and a short one (lapsing after three beats) lets a stall of a
+  // loaded machine take a live broker for dead and free its ids.
+  const buses = [
+    await api.createRedisBus({ url: redis.url }),
+    await api.createRedisBus({ url: redis.url }),
+  ];
+  const [a, b] = [
+    await startServer(api, { ...more, bus: buses[0]!, signaling }),
+    await startServer(api, { ...more, bus: buses[1]!, signaling }),
+  ];
+  return {
+    a,
+    b,
+    async [Symbol.asyncDispose]() {
+      await a.server.close();
+      await b.server.close();
+      for (const bus of buses) await bus.close();
+      await redis[Symbol.asyncDispose]();
+    },
   };
 }
 
