@@ -25,9 +25,9 @@ import {
 import { MOD, runCommand, signedPod, spawnBroker } from "../support/helpers.ts";
 import { blocksRunBy, ROOT } from "../support/doc_blocks.ts";
 import { OPENSSL, testCertificates } from "../support/tls.ts";
+import { NGINX, nginxMain } from "../support/nginx.ts";
 
 const PAGE = "docs/operators/proxy.md";
-const NGINX = "/usr/sbin/nginx";
 const CADDY = "/usr/bin/caddy";
 for (
   const [tool, pkg] of [[NGINX, "nginx-light"], [CADDY, "caddy"], [
@@ -245,18 +245,7 @@ async function nginxConfig(
     .replace(/ssl_certificate_key\s+\S+;/, `ssl_certificate_key ${files.key};`)
     .replaceAll("http://127.0.0.1:8080", `http://127.0.0.1:${ports.broker}`);
   assert.doesNotMatch(config, /listen (80|443)\b|:8080|example/);
-  const temp = (name: string) => `${name}_temp_path ${dir}/${name};`;
-  return [
-    `pid ${dir}/nginx.pid;`,
-    "error_log stderr warn;",
-    "worker_processes 1;",
-    "events { worker_connections 64; }",
-    "http {",
-    "access_log off;",
-    ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp),
-    config,
-    "}",
-  ].join("\n");
+  return nginxMain(dir, config);
 }
 
 /** The Caddyfile of the page, for this test's ports and files. */

@@ -41,10 +41,10 @@ import {
   createRedisBus,
   type RedisBus,
 } from "../../src/signaling/bus/redis.ts";
+import { NGINX, nginxMain } from "./nginx.ts";
 
 const PROXY_PAGE = "docs/operators/proxy.md";
 const SCALE_PAGE = "docs/operators/scale-out.md";
-const NGINX = "/usr/sbin/nginx";
 /** Each broker's drain window: a few seconds. */
 const DRAIN_SECONDS = 3;
 const SESSION = "rolling-restart";
@@ -161,19 +161,7 @@ async function nginxConfig(
     );
   assert.doesNotMatch(config, /listen (80|443)\b|:8080|ssl_certificate/);
   assert.equal(config.split(retry).length - 1, 3, config);
-  const temp = (what: string) => `${what}_temp_path ${dir}/${what};`;
-  return [
-    `pid ${dir}/nginx.pid;`,
-    "error_log stderr warn;",
-    "worker_processes 1;",
-    "events { worker_connections 64; }",
-    "http {",
-    "access_log off;",
-    ...["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map(temp),
-    pool,
-    config,
-    "}",
-  ].join("\n");
+  return nginxMain(dir, pool, config);
 }
 
 /** nginx in front of `brokers`, in the foreground; `stop` ends it by PID. */
