@@ -27,6 +27,7 @@ import {
   COMPAT_DIALECTS,
   type CompatDialect,
 } from "../signaling/compat/limits.ts";
+import { MAX_HELD_BYTES_TOTAL } from "../signaling/bus/held.ts";
 
 export type { OptionKind } from "./kinds.ts";
 export { argOf, defaultLabel } from "./row.ts";
@@ -330,6 +331,16 @@ export const TABLE = [
     min: 1,
     help:
       "unsent bytes one socket may hold; past it the socket is closed with 1013 and its peers get peer-left",
+  },
+  {
+    key: "signaling.maxHeldBytes",
+    flag: "max-held-bytes",
+    arg: "N",
+    kind: "integer",
+    default: MAX_HELD_BYTES_TOTAL,
+    min: 1,
+    help:
+      "bytes of signals held for all the away peers of a broker without a bus; past it the oldest held signal of the peer goes and it is told to restart ICE",
   },
   {
     key: "signaling.allowedOrigins",

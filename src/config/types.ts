@@ -39,6 +39,13 @@ export interface SignalingOptions {
    * and its peers get `peer-left`. @default {1048576}
    */
   maxBufferedBytes?: number;
+  /**
+   * Bytes of signal data held for all the away peers of a broker without a
+   * bus, together (each peer also at most 256 KiB); past it the oldest held
+   * signal of the peer sent to goes, and it is told to restart ICE.
+   * @default {67108864}
+   */
+  maxHeldBytes?: number;
   /** Origins (the literal "null" included) allowed to connect; absent allows any. */
   allowedOrigins?: string[];
 }

@@ -140,7 +140,11 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
         this.#sockets.close(peer, CLOSE_CODES.tryAgainLater, reason),
     };
     if (options.bus === undefined) {
-      this.#membership = new LocalMembership(host, limits.maxPeersPerSession);
+      this.#membership = new LocalMembership(
+        host,
+        limits.maxPeersPerSession,
+        limits.maxHeldBytes,
+      );
     } else {
       this.#cluster = new ClusterMembership(host, {
         bus: options.bus,

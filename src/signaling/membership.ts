@@ -112,18 +112,27 @@ export class LocalMembership<
   protected readonly members: Map<string, M> = new Map();
   /** The largest signal data a held signal may carry. */
   protected maxDataBytes: number = MAX_HELD_BYTES;
-  // Its window is over: it leaves, and the others are told.
-  #parked = new ParkedPeers((id, name) => this.#expired(id, name));
+  #parked: ParkedPeers;
 
   /**
    * Makes an empty membership.
    *
    * @param host The hub.
    * @param maxPeers Peers in one session.
+   * @param maxHeldBytes Bytes held for all its parked peers together.
    */
-  constructor(host: MembershipHost<M>, maxPeers: number) {
+  constructor(
+    host: MembershipHost<M>,
+    maxPeers: number,
+    maxHeldBytes?: number,
+  ) {
     this.host = host;
     this.maxPeers = maxPeers;
+    // Its window is over: it leaves, and the others are told.
+    this.#parked = new ParkedPeers(
+      (id, name) => this.#expired(id, name),
+      maxHeldBytes,
+    );
   }
 
   /** Sessions with at least one member of this broker. */

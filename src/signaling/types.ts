@@ -43,6 +43,11 @@ export interface SignalingLimits {
   rateLimitPerSecond: number;
   /** Unsent bytes one socket may hold before it is closed (1013). */
   maxBufferedBytes: number;
+  /**
+   * Bytes held for all the away peers of a broker without a bus.
+   * @default {MAX_HELD_BYTES_TOTAL}
+   */
+  maxHeldBytes?: number;
   /** Allowed `Origin` values, or null for any. */
   allowedOrigins: string[] | null;
 }

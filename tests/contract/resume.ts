@@ -225,6 +225,48 @@ test("resume: at most 64 signals and 256 KiB are held; past them the oldest go a
   for (const client of [other, first, second]) await client.close();
 });
 
+test("resume: maxHeldBytes bounds what a broker holds for all its away peers together: past it the oldest held signal of the peer goes, and it is told", async (api) => {
+  await using t = await startServer(api, {
+    signaling: { maxHeldBytes: 20_000 },
+  });
+  const other = new TestClient(t.wsUrl);
+  const { peerId: otherId } = await other.join("resume-budget");
+  const one = await joinDroppable(t.server.port, "resume-budget");
+  const two = await joinDroppable(t.server.port, "resume-budget");
+  await other.next();
+  await other.next();
+  await one.drop();
+  await two.drop();
+  await peersAre(t.url, 1);
+  const sized = (n: number) => ({
+    candidate: { candidate: `${n}${"x".repeat(7_999)}` },
+  });
+  // 8 KB to one, then 8 KB twice to two: the third passes 20,000 bytes
+  // together, and two's own oldest goes (one keeps what it holds).
+  other.send({ type: "signal", to: one.joined.peerId, data: sized(1) });
+  other.send({ type: "signal", to: two.joined.peerId, data: sized(2) });
+  other.send({ type: "signal", to: two.joined.peerId, data: sized(3) });
+  await assertNothingElse(other);
+  const resume = async (token: string) => {
+    const client = new TestClient(t.wsUrl);
+    await client.opened();
+    client.send({ type: "join", session: "resume-budget", resume: token });
+    assert.equal((await client.next()).type, "joined");
+    return client;
+  };
+  const first = await resume(one.joined.resume);
+  assert.deepEqual((await first.next()).data, sized(1));
+  await assertNothingElse(first);
+  const second = await resume(two.joined.resume);
+  assert.deepEqual((await second.next()).data, sized(3));
+  assert.deepEqual(await second.next(), {
+    type: "restart-ice",
+    peers: [otherId],
+  });
+  await assertNothingElse(second);
+  for (const client of [other, first, second]) await client.close();
+});
+
 test("resume: a peer drained off one broker resumes on another through Redis, keeping its id and what was sent meanwhile", async (api) => {
   // A window for broker A's drain (B's is never used: its sockets close
   // first).

@@ -137,6 +137,8 @@ export class HeldSignals {
   }
 }
 
+const encoder = new TextEncoder();
+
 function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).byteLength;
+  return encoder.encode(text).byteLength;
 }

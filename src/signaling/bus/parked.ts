@@ -8,7 +8,13 @@
  * @module
  */
 
-import { type Held, HeldBudget, HeldSignals, RESUME_MS } from "./held.ts";
+import {
+  type Held,
+  HeldBudget,
+  HeldSignals,
+  MAX_HELD_BYTES_TOTAL,
+  RESUME_MS,
+} from "./held.ts";
 
 interface Parked {
   readonly session: string;
@@ -39,15 +45,20 @@ interface Parked {
 export class ParkedPeers {
   #byId = new Map<string, Parked>();
   #byToken = new Map<string, string>();
-  #budget = new HeldBudget();
+  readonly #budget: HeldBudget;
   readonly #expired: (peerId: string, session: string) => void;
 
   /**
    * @param expired Told of a peer whose window ended unresumed (it is
    * forgotten here first).
+   * @param maxHeldBytes The bytes all of them may hold together.
    */
-  constructor(expired: (peerId: string, session: string) => void) {
+  constructor(
+    expired: (peerId: string, session: string) => void,
+    maxHeldBytes: number = MAX_HELD_BYTES_TOTAL,
+  ) {
     this.#expired = expired;
+    this.#budget = new HeldBudget(maxHeldBytes);
   }
 
   /** Whether `peerId` is parked. */
