@@ -8,6 +8,7 @@ import { Redis } from "ioredis";
 import type { LogLevel } from "../../src/_util/log.ts";
 import { type Bus, LocalBus } from "../../src/signaling/bus/mod.ts";
 import { createRedisBus, REAP_BATCH } from "../../src/signaling/bus/redis.ts";
+import { MAX_COMPAT_MESSAGE_CHARS } from "../../src/signaling/bus/redis_compat.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import {
   signedPod,
@@ -501,6 +502,35 @@ redisTest(
     } finally {
       probe.disconnect();
       await other.close();
+      await bus.close();
+    }
+  },
+);
+
+redisTest(
+  "RedisBus: a dialect message on Redis over MAX_COMPAT_MESSAGE_CHARS is dropped unread; one within it is delivered",
+  async () => {
+    await using redis = await startRedis();
+    const bus = await createRedisBus({ url: redis.url });
+    const probe = new Redis(redis.url);
+    const directs: string[] = [];
+    bus.attach({ event: () => {}, deliver: () => {}, state: () => {} });
+    bus.compat.attach({
+      topic: () => {},
+      direct: (_key, message) => directs.push(message),
+    });
+    try {
+      const channel = `pod-broker:n:${bus.node}`;
+      const message = (text: string) => `~c${JSON.stringify(["ikey", text])}`;
+      await probe.publish(
+        channel,
+        message("x".repeat(MAX_COMPAT_MESSAGE_CHARS)),
+      );
+      await probe.publish(channel, message("small"));
+      await until(() => directs.length > 0, "the small message");
+      assert.deepEqual(directs, ["small"]);
+    } finally {
+      probe.disconnect();
       await bus.close();
     }
   },

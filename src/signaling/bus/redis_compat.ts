@@ -142,6 +142,14 @@ export const COMPAT_SCRIPTS: Readonly<
 
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
+/**
+ * The longest dialect message read from Redis, in characters: a client's
+ * frame (at most `maxFrameBytes`) with its key, even escaped six times
+ * over, fits; past it the message is dropped unread, so that what is put
+ * on Redis cannot make a broker parse without bound.
+ */
+export const MAX_COMPAT_MESSAGE_CHARS: number = 8 * 1024 * 1024;
+
 /** What {@linkcode RedisCompatBus} needs of its `RedisBus`. */
 export interface RedisCompatOptions {
   /** The command connection, with {@linkcode COMPAT_SCRIPTS} defined. */
@@ -269,7 +277,9 @@ export class RedisCompatBus implements CompatBus {
    */
   onMessage(text: string): void {
     const listener = this.#listener;
-    if (listener === undefined) return;
+    if (listener === undefined || text.length > MAX_COMPAT_MESSAGE_CHARS) {
+      return;
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text.slice(2));
