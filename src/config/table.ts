@@ -337,7 +337,7 @@ export const TABLE = [
     flag: "max-held-bytes",
     arg: "N",
     kind: "integer",
-    default: MAX_HELD_BYTES_TOTAL,
+    default: MAX_HELD_BYTES_TOTAL as number,
     min: 1,
     help:
       "bytes of signals held for all the away peers of a broker without a bus; past it the oldest held signal of the peer goes and it is told to restart ICE",
