@@ -31,8 +31,11 @@ type Element = DefaultTreeAdapterMap["element"];
  * - `style-attribute`: a `style` attribute with `url(...)` in it;
  * - `drop`: an element the pod is better without (a manifest slot left
  *   from an earlier signature, a preload hint of a local file);
+ * - `frame`: the `src` of an `<iframe>` or `<frame>` naming a local file:
+ *   another page of the app, built into the frame's `srcdoc`;
  * - `unsupported`: an attribute that loads a URL the build cannot inline
- *   (`<iframe src>`, `<object data>`, `<base href>`, `<form action>`...).
+ *   (a remote `<iframe src>`, `<object data>`, `<base href>`, `<form
+ *   action>`...).
  */
 export type ReferenceKind =
   | "script"
@@ -43,6 +46,7 @@ export type ReferenceKind =
   | "srcset"
   | "style-attribute"
   | "drop"
+  | "frame"
   | "unsupported";
 
 /** One thing the page loads, with where it stands in the source. */
@@ -108,6 +112,8 @@ const INLINED: Record<string, readonly string[]> = {
   td: ["background"],
   th: ["background"],
 };
+/** Elements whose local `src` is a page the build makes into `srcdoc`. */
+const FRAMES: ReadonlySet<string> = new Set(["iframe", "frame"]);
 /** Attributes that load a URL the build cannot inline, by tag. */
 const NOT_INLINED: Record<string, readonly string[]> = {
   iframe: ["src"],
@@ -291,7 +297,9 @@ function visitAttributes(element: Element, found: HtmlReference[]): void {
       pushAttribute(element, name, "url", found);
     } else if (NOT_INLINED[tag]?.includes(name)) {
       const kind = classifyUrl(attributes[name]!);
-      if (kind === "local" || kind === "remote") {
+      if (kind === "local" && name === "src" && FRAMES.has(tag)) {
+        pushAttribute(element, name, "frame", found);
+      } else if (kind === "local" || kind === "remote") {
         pushAttribute(element, name, "unsupported", found);
       }
     }

@@ -168,27 +168,23 @@ export async function buildPod(
     throw new BuildError(entry, [{ file: page, line: 0, message }]);
   }
   const html = new TextDecoder().decode(read.bytes);
-  const builder = new PageBuilder(page, { root, client, confinement });
-  const classic = await classicScripts(html, page, confinement, options);
-  const reports = [
-    classic,
-    ...await withBundler(() =>
-      Promise.all(classic.rest.map((reference) => builder.edit(reference)))
-    ),
-  ];
-  const problems = reports.flatMap((report) => report.problems);
-  if (problems.length > 0) throw new BuildError(entry, problems);
-  const icon = iconEdit(html);
-  const edits = [
-    // First: it may share its offset with an edit that starts there.
-    ...(icon ? [icon] : []),
-    ...reports.flatMap((report) => report.edits),
-  ];
   const declared = options.permissions &&
     declaration.declarationEdit(html, options.permissions);
   if (declared === null) throw new BuildError(entry, [declaration.twice(page)]);
-  if (declared) edits.unshift(declared); // before all: first in the head
-  const built = applyEdits(html, edits);
+  const icon = iconEdit(html);
+  const context: PageContext = {
+    root,
+    client,
+    confinement,
+    classic: options,
+    depth: 0,
+  };
+  const { built, problems, warnings } = await buildPage(html, page, context, [
+    ...(declared ? [declared] : []), // before all: first in the head
+    // Then the icon: it may share its offset with an edit that starts there.
+    ...(icon ? [icon] : []),
+  ]);
+  if (problems.length > 0) throw new BuildError(entry, problems);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
       file: page,
@@ -206,15 +202,66 @@ export async function buildPod(
         : { createdAt: options.createdAt }),
     });
   }
-  const warnings = reports.flatMap((report) => report.warnings)
-    .map(describe);
   // Remote references were refused above; the size is only a warning (a
   // broker may raise its limit).
-  warnings.push(
+  const notes = [
+    ...warnings.map(describe),
     ...pageWarnings(page, bytes, false),
     ...declaration.declarationWarnings(page, bytes),
+  ];
+  return { html: bytes, warnings: notes };
+}
+
+/** What a page's build needs besides its text: where it is, and how deep. */
+interface PageContext extends BundleOptions {
+  /** The given classic scripts, and whether others are inlined as they are. */
+  classic: ClassicOptions;
+  /** How many frames hold the page (0 for the pod's own page). */
+  depth: number;
+}
+
+/** A page built: its text, or every problem found, and its warnings. */
+interface PageBuild {
+  built: string;
+  problems: BuildProblem[];
+  warnings: BuildProblem[];
+}
+
+/** The most frames one inside another that the build makes into `srcdoc`. */
+const MAX_FRAME_DEPTH = 3;
+
+/**
+ * Builds one page's text: its classic scripts, then every other reference
+ * (a framed page of the app too, built the same way), with `first` edits
+ * applied before them.
+ */
+async function buildPage(
+  html: string,
+  page: string,
+  context: PageContext,
+  first: Edit[] = [],
+): Promise<PageBuild> {
+  const builder = new PageBuilder(page, context);
+  const classic = await classicScripts(
+    html,
+    page,
+    context.confinement,
+    context.classic,
   );
-  return { html: bytes, warnings };
+  const reports = [
+    classic,
+    ...await withBundler(() =>
+      Promise.all(classic.rest.map((reference) => builder.edit(reference)))
+    ),
+  ];
+  return {
+    built: applyEdits(html, [
+      ...first,
+      ...reports.flatMap((report) => report.edits),
+    ]),
+    problems: reports.flatMap((report) => report.problems),
+    warnings: reports.flatMap((report) => report.warnings),
+  };
 }
 
 /** What one reference produced: its edits, problems and warnings. */
@@ -231,10 +278,10 @@ interface Report {
  */
 class PageBuilder {
   #page: string;
-  #options: BundleOptions;
+  #options: PageContext;
   #files = new Map<string, Promise<{ bytes: Uint8Array } | Problem>>();
 
-  constructor(page: string, options: BundleOptions) {
+  constructor(page: string, options: PageContext) {
     this.#page = page;
     this.#options = options;
   }
@@ -259,6 +306,8 @@ class PageBuilder {
             : `dropped <${tag} rel="${reference.attributes.rel}" ${attribute}="${value}"> (a pod loads no file)`,
         );
         return replace("");
+      case "frame":
+        return await this.#frame(reference, report);
       case "unsupported": {
         if (this.#remote(report, value, line)) return [];
         const problem = `<${tag} ${attribute}> cannot be inlined ('${value}')`;
@@ -358,6 +407,52 @@ class PageBuilder {
       start: reference.start,
       end: reference.end,
       text: style + scriptElement(bundle.code, attributes),
+    }];
+  }
+
+  /**
+   * A frame of another page of the app: that page, built the same way,
+   * becomes the frame's `srcdoc` (under the pod's policy, as the page is).
+   */
+  async #frame(reference: HtmlReference, report: Report): Promise<Edit[]> {
+    const { attributes, line, value, tag } = reference;
+    if ("srcdoc" in attributes) {
+      this.#warn(
+        report,
+        line,
+        `dropped <${tag} src="${value}"> (its srcdoc is what shows)`,
+      );
+      return [{ start: reference.start, end: reference.end, text: "" }];
+    }
+    const { path } = this.#resolve(value);
+    const name = basename(path);
+    const problem = dirname(path) !== this.#options.root
+      ? `frames '${value}', which is not in the page's folder (a framed page is built only from beside the page)`
+      : !/\.html?$/i.test(name)
+      ? `frames '${value}', which is not an HTML page (only a page can be built into a frame)`
+      : this.#options.depth >= MAX_FRAME_DEPTH
+      ? `frames '${value}' inside ${MAX_FRAME_DEPTH} other frames (the most the build nests)`
+      : undefined;
+    if (problem !== undefined) {
+      this.#fail(report, line, problem);
+      return [];
+    }
+    const read = await this.#read(path);
+    if ("problem" in read) {
+      this.#refuse(report, line, value, read);
+      return [];
+    }
+    const framed = await buildPage(
+      new TextDecoder().decode(read.bytes),
+      name,
+      { ...this.#options, depth: this.#options.depth + 1 },
+    );
+    report.problems.push(...framed.problems);
+    report.warnings.push(...framed.warnings);
+    return [{
+      start: reference.start,
+      end: reference.end,
+      text: formatAttribute("srcdoc", framed.built),
     }];
   }
 

@@ -8,8 +8,8 @@
  * (`src/client/webxdc.ts`, bundled into a classic script), and classic
  * scripts are inlined as they are, not bundled. The pod's name is the
  * manifest's `name` unless one is given. A pod is one page (see
- * `xdc_pages.ts`): an app whose page frames another of its pages is
- * refused, and its links to its other pages are warned about.
+ * `xdc_pages.ts`): a page the app frames becomes the frame's `srcdoc`,
+ * and links to its other pages are warned about.
  *
  * @module
  */
@@ -27,7 +27,7 @@ import { dirname, join } from "node:path";
 import { bundleClassic, withBundler } from "./bundle.ts";
 import { DEFAULT_CLIENT } from "./client_url.ts";
 import { BuildError, buildPod, type BuildResult } from "./mod.ts";
-import { framedPage, pageLinks } from "./xdc_pages.ts";
+import { pageLinks } from "./xdc_pages.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { manifestName, readXdc, XdcError, type XdcFiles } from "./xdc.ts";
 
@@ -110,10 +110,6 @@ async function buildFolder(
     throw new XdcError(`Cannot import '${source}': it has no index.html`);
   }
   const html = await readFile(entry, "utf8");
-  const framed = framedPage(html);
-  if (framed !== undefined) {
-    throw new XdcError(`Cannot import '${source}': index.html:${framed}`);
-  }
   const manifest = await readFile(join(folder, "manifest.toml"), "utf8")
     .catch(() => "");
   const fromManifest = manifestName(manifest);

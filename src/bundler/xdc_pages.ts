@@ -1,56 +1,20 @@
 /**
- * A pod is one page, and a webxdc app may have several: what of its page
- * leads to another of its pages, which the pod will not have. A frame of
- * one (a local `<iframe src>`, `<frame>`, `<embed>`, `<object>`) would be
- * an empty part of the page, so `import` refuses the app; a link to one
- * (`<a href="page.html">`) only leads nowhere, so `import` warns.
+ * A pod is one page, and a webxdc app may have several. A page it frames
+ * (a local `<iframe src>`) is built into the frame's `srcdoc`, as `build`
+ * does for any page; a link to another page (`<a href="page.html">`)
+ * leads nowhere in the pod, so `import` warns about it.
  *
  * @module
  */
 
 import { type DefaultTreeAdapterMap, parse } from "parse5";
-import { classifyUrl, cleanUrl, findReferences } from "./html.ts";
+import { classifyUrl, cleanUrl } from "./html.ts";
 
 type Node = DefaultTreeAdapterMap["node"];
 type Element = DefaultTreeAdapterMap["element"];
 
-/** Elements that show another document inside the page. */
-const FRAMES: ReadonlySet<string> = new Set([
-  "iframe",
-  "frame",
-  "embed",
-  "object",
-]);
 /** The most links warned about, one line each; the rest are counted. */
 const MAX_LINK_WARNINGS = 5;
-
-/**
- * Where the page frames another file of the app: `LINE: <iframe src="X">
- * frames another page of the app, and a pod is one page`.
- *
- * @param html The app's `index.html`.
- * @returns The line number and what it frames, or undefined.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { framedPage } from "./xdc_pages.ts";
- *
- * assert.match(framedPage('<iframe src="page.html"></iframe>')!, /^1: <iframe src="page.html">/);
- * assert.equal(framedPage('<iframe srcdoc="<p>x"></iframe>'), undefined);
- * ```
- */
-export function framedPage(html: string): string | undefined {
-  const framed = findReferences(html).find((reference) =>
-    reference.kind === "unsupported" && FRAMES.has(reference.tag) &&
-    classifyUrl(reference.value) === "local"
-  );
-  if (framed === undefined) return undefined;
-  const { line, tag, attribute, value } = framed;
-  return `${line}: <${tag} ${attribute}=${
-    shown(value)
-  }> frames another page of the app, and a pod is one page`;
-}
 
 /**
  * Warnings for the page's links to other pages of the app (a local

@@ -117,10 +117,19 @@ export function findInlineScriptsInSlices(
 }
 
 /**
+ * How deep the scripts of framed documents (`<iframe srcdoc>`) are found:
+ * a frame's document runs under the pod's policy, so its scripts need
+ * hashes too. `build` nests frames 3 deep; deeper ones get none.
+ */
+export const MAX_SRCDOC_DEPTH = 3;
+
+/**
  * Parses `html` in slices of `sliceChars`, yielding between slices, and
  * gives the text of each executable script to `onScript`, and the value of
  * each event handler attribute (`onclick="…"`) to `onHandler` when given,
- * in document order, until one returns false (the parse then stops).
+ * until one returns false (the parse then stops): the page's in document
+ * order, then those of the documents its frames hold (`<iframe srcdoc>`,
+ * {@linkcode MAX_SRCDOC_DEPTH} deep), each parsed the same way.
  * parse5's tokenizer
  * takes its input in chunks, as its parser stream feeds it: a token cut by
  * a slice is finished by the next one.
@@ -136,21 +145,58 @@ export function* parseInSlices(
       `Cannot parse in slices of '${sliceChars}' characters: expected a positive integer`,
     );
   }
+  const documents = [{ html, depth: 0 }];
+  for (const { html, depth } of documents) {
+    const frames: string[] | undefined = depth < MAX_SRCDOC_DEPTH
+      ? []
+      : undefined;
+    const going = yield* parseDocument(
+      html,
+      sliceChars,
+      { onScript, onHandler, onFrame: frames && ((text) => frames.push(text)) },
+    );
+    if (!going) return;
+    for (const text of frames ?? []) {
+      documents.push({ html: text, depth: depth + 1 });
+    }
+  }
+}
+
+/** Where {@linkcode parseDocument} reports what it finds. */
+interface ParseSinks {
+  onScript: (text: string) => boolean;
+  onHandler: ((text: string) => boolean) | undefined;
+  /** Takes each `<iframe srcdoc>`'s document, when given. */
+  onFrame: ((text: string) => void) | undefined;
+}
+
+/** One document of {@linkcode parseInSlices}; false once a sink said stop. */
+function* parseDocument(
+  html: string,
+  sliceChars: number,
+  { onScript, onHandler, onFrame }: ParseSinks,
+): Generator<void, boolean> {
   let going = true;
   const collect = (script: Element) => {
     if (going && isExecutableInlineScript(script.attrs)) {
       going = onScript(textOf(script));
     }
   };
-  const handlers = onHandler &&
-    ((attrs: readonly { name: string; value: string }[]) => {
-      for (const { name, value } of attrs) {
-        if (going && name.startsWith("on")) going = onHandler(value);
+  const attributes = (
+    tagName: string,
+    attrs: readonly { name: string; value: string }[],
+  ) => {
+    for (const { name, value } of attrs) {
+      if (going && onHandler && name.startsWith("on")) {
+        going = onHandler(value);
+      } else if (onFrame && name === "srcdoc" && tagName === "iframe") {
+        onFrame(value);
       }
-    });
+    }
+  };
   const unclosed = new Set<Element>();
   const parser = new Parser<DefaultTreeAdapterMap>({
-    treeAdapter: scriptCollector(collect, unclosed, handlers),
+    treeAdapter: scriptCollector(collect, unclosed, attributes),
   });
   let at = 0;
   do {
@@ -160,12 +206,13 @@ export function* parseInSlices(
     if (end < html.length && last >= 0xd800 && last <= 0xdbff) end += 1;
     parser.tokenizer.write(html.slice(at, end), end === html.length);
     at = end;
-    if (!going) return;
+    if (!going) return false;
     if (at < html.length) yield;
   } while (at < html.length);
   // A script still open at the end (in SVG, parse5 leaves it on its stack)
   // gets a hash too: one too many is harmless, one too few blocks a script.
   for (const script of unclosed) collect(script);
+  return going;
 }
 
 /**
@@ -176,17 +223,20 @@ export function* parseInSlices(
  * their unclosed ancestors' lists stay, so memory no longer grows with the
  * pod. The parser never reads a closed element's children back (a closed
  * script's text is final), and detaching a node from an emptied list is a
- * no-op. `handlers`, when given, sees every element's attributes.
+ * no-op. `attributes` sees every element's attributes.
  */
 function scriptCollector(
   collect: (script: Element) => void,
   unclosed: Set<Element>,
-  handlers?: (attrs: readonly { name: string; value: string }[]) => void,
+  attributes: (
+    tagName: string,
+    attrs: readonly { name: string; value: string }[],
+  ) => void,
 ): TreeAdapter<DefaultTreeAdapterMap> {
   return {
     ...defaultTreeAdapter,
     createElement(tagName, namespaceURI, attrs) {
-      handlers?.(attrs);
+      attributes(tagName, attrs);
       const element = defaultTreeAdapter.createElement(
         tagName,
         namespaceURI,

@@ -2,10 +2,11 @@
 // three visitors in Chromium on the pod's own origin (see
 // webxdc_journey.ts). The journey runs in a child process, inside a
 // loopback-only network namespace when this is root and `unshare` works.
-// Then hello.xdc with a Chromium and a Firefox visitor, in a namespace with
-// a veth pair (firefox.ts says why). And where apps meet a pod's limits
+// Then hello.xdc and poll.xdc with a Chromium and a Firefox visitor, and
+// webxdc-test.xdc in Firefox, in a namespace with a veth pair (firefox.ts
+// says why). And where apps meet a pod's limits
 // (webxdc_limits_journey.ts): a visitor that lies in its summaries is cut
-// and disconnected; webxdc-test without its local iframe runs.
+// and disconnected; webxdc-test, unmodified, runs with its framed page.
 import { journeyTest } from "../support/browser.ts";
 import {
   crossBrowserTest,
@@ -22,13 +23,13 @@ journeyTest(
 
 journeyTest(
   "the webxdc limits browser test",
-  "webxdc: a visitor whose summary claims updates it does not send is cut and its connection closed, the others still talk; webxdc-test without its local iframe passes its update check",
+  "webxdc: a visitor whose summary claims updates it does not send is cut and its connection closed, the others still talk; webxdc-test, unmodified, runs its framed page and passes its update check",
   "webxdc_limits_journey.ts",
 );
 
 firefoxNotice("the webxdc Firefox and Chromium journey");
 
 crossBrowserTest(
-  "webxdc: hello.xdc as a pod with a Chromium and a Firefox visitor: each one's message shows at the other, and Firefox alone reloads and keeps both",
+  "webxdc: hello.xdc and poll.xdc as pods with a Chromium and a Firefox visitor: each one's message and vote shows at the other, and Firefox alone reloads and keeps both; webxdc-test runs its framed page in Firefox and passes its update check",
   () => runFirefoxJourney(supportFile("webxdc_firefox_journey.ts")),
 );

@@ -2,7 +2,8 @@
 // (inside a loopback-only network namespace when it can): a pod whose inline
 // scripts are awkward to hash (CR LF, a lone CR, an invalid UTF-8 byte, NUL,
 // non-ASCII, `&amp;` in HTML and in SVG, a module, a template clone, an
-// inline event handler) is
+// inline event handler, scripts of framed documents (`<iframe srcdoc>`, one
+// and two deep, as `build` makes of a framed page)) is
 // served by a real broker with `scriptPolicy: "hashes"`: every one of its
 // scripts runs, and script injected at run time (an inline handler through
 // innerHTML, a created <script>) does not run and is reported as a CSP
@@ -32,7 +33,15 @@ export const POD_SCRIPTS: readonly string[] = [
   "template",
   "module",
   "handler",
+  "srcdoc:1",
+  "srcdoc:2",
 ];
+
+/** An `<iframe>` showing `html`, as `build` makes one of a framed page. */
+function frame(html: string): string {
+  const escaped = html.replaceAll("&", "&amp;").replaceAll('"', "&quot;");
+  return `<iframe srcdoc="${escaped}"></iframe>\n`;
+}
 
 /**
  * The test pod's bytes before signing: inline scripts whose hashes depend
@@ -46,6 +55,11 @@ export function strictPodBytes(): Uint8Array {
     "<script>window.violations = [];\n",
     "document.addEventListener('securitypolicyviolation', (e) => {\n",
     "  window.violations.push({ directive: e.effectiveDirective, sample: e.sample });\n",
+    "});\n",
+    // The framed documents' scripts report to the top (frames in a
+    // sandboxed pod have origins of their own).
+    "addEventListener('message', (e) => {\n",
+    "  if (/^srcdoc:/.test(e.data)) (window.ran ??= []).push(e.data);\n",
     "});\n",
     push('"plain"'),
     "</script>\n",
@@ -73,6 +87,8 @@ export function strictPodBytes(): Uint8Array {
     `<script type="module">${push('"module"')}</script>\n`,
     // A signed event handler runs under the strict policy too.
     `<img src="data:," onerror="${push("'handler'")}">\n`,
+    frame("<script>top.postMessage('srcdoc:1', '*')</script>"),
+    frame(frame("<script>top.postMessage('srcdoc:2', '*')</script>")),
     "</body></html>\n",
   ];
   return concatBytes(

@@ -63,6 +63,17 @@ async function knows(page: Page, count: number): Promise<void> {
   );
 }
 
+/** In poll.xdc: asks "Lunch?" (Soup or Salad) and votes Soup. */
+export async function createPoll(page: Page): Promise<void> {
+  await page.fill("#configureQuestion", "Lunch?");
+  await page.fill("#configureAnswer0", "Soup");
+  await page.fill("#configureAnswer1", "Salad");
+  await page.getByText("Create Poll").click();
+  await page.locator("#voteRadio0").check();
+  await page.getByText("Vote", { exact: true }).click();
+  await page.locator("#resultsPage").waitFor({ state: "visible", ...WAIT });
+}
+
 /** The poll's results as a visitor sees them. */
 async function results(page: Page): Promise<string> {
   await page.getByText("View Results").click();
@@ -137,13 +148,7 @@ async function journey(browser: Browser): Promise<void> {
   const a = await visit(browser, link, problems);
   const aSocket = socketBytes.get(a)!;
   const b = await visit(browser, link, problems);
-  await a.fill("#configureQuestion", "Lunch?");
-  await a.fill("#configureAnswer0", "Soup");
-  await a.fill("#configureAnswer1", "Salad");
-  await a.getByText("Create Poll").click();
-  await a.locator("#voteRadio0").check();
-  await a.getByText("Vote", { exact: true }).click();
-  await a.locator("#resultsPage").waitFor({ state: "visible", ...WAIT });
+  await createPoll(a);
 
   // A's poll and vote show at B.
   await b.locator("#voteQuestion", { hasText: "Lunch?" }).waitFor(WAIT);

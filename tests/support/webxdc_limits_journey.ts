@@ -5,19 +5,15 @@
 // none of), sends a message; A opens the link, gets H's message in H's
 // answer, finds the claimed updates missing, cuts H and closes the link:
 // H's own connection ends, and A still talks with an honest visitor B.
-// The conformance app webxdc-test, which import refuses for its local
-// iframe: without that iframe it imports (its links to its other pages
-// warned about), and its update check passes, across a reload too (with
-// the update its unload script sends).
+// The conformance app webxdc-test, unmodified: it imports (its links to its
+// other pages warned about), the page it frames runs in its frame (built
+// into the frame's srcdoc), and its update check passes, across a reload
+// too (with the update its unload script sends).
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/webxdc_limits_journey.ts
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { unzipSync } from "fflate";
 import { importApp } from "../../src/cli/import.ts";
 import { newSeed, startServer, upload } from "./helpers.ts";
 import { watchPage } from "./page_watch.ts";
@@ -127,68 +123,54 @@ async function hostileJourney(browser: Browser): Promise<void> {
   );
 }
 
-/** webxdc-test's files, unzipped into a fresh folder, its iframe's src removed. */
-async function testAppWithoutIframe(): Promise<string> {
-  const folder = await mkdtemp(join(tmpdir(), "webxdc-test-"));
-  const files = unzipSync(await readFile(`${SHARED}webxdc-test.xdc`));
-  for (const [name, bytes] of Object.entries(files)) {
-    if (name.endsWith("/")) continue;
-    await mkdir(dirname(join(folder, name)), { recursive: true });
-    await writeFile(join(folder, name), bytes);
-  }
-  const page = new TextDecoder().decode(files["index.html"]);
-  const frame = 'src="./iframe-webrtc-test.html"';
-  assert.ok(page.includes(frame), "webxdc-test frames its other page");
-  await writeFile(join(folder, "index.html"), page.replace(frame, ""));
-  return folder;
-}
-
-/** webxdc-test without its iframe: its update check passes, then again after a reload. */
+/**
+ * webxdc-test, unmodified: its framed page runs, and its update check
+ * passes, then again after a reload.
+ */
 async function testAppJourney(browser: Browser): Promise<void> {
   await using server = await startServer({ podDomain: "localhost" });
-  const folder = await testAppWithoutIframe();
-  try {
-    const { html, warnings } = await importApp(folder, {
-      seed: await newSeed(),
-    });
-    assert.ok(
-      warnings.some((w) =>
-        /duplicated_updates_race\.html"> leads to another page/.test(w)
-      ),
-      warnings.join("\n"),
-    );
-    const uploaded = await upload(server.url, html as BodyInit);
-    assert.equal(uploaded.status, 201, await uploaded.clone().text());
-    const link = `${(await uploaded.json()).podUrl}#conformance`;
-    const a = await visit(browser, link, []);
-    const runs = async (previous: string, current: string) => {
-      await a.locator("#updates-ok").waitFor({ state: "visible", ...WAIT });
-      await a.locator("#previous-runs", { hasText: previous }).waitFor(WAIT);
-      await a.locator("#current-run", { hasText: current }).waitFor(WAIT);
-    };
-    await runs("0", "1");
-    const address = await a.evaluate(() =>
-      (globalThis as unknown as { webxdc: { selfAddr: string } }).webxdc
-        .selfAddr
-    );
-    await a.getByText(`webxdc.selfAddr: ${address}`).waitFor(WAIT);
-    await a.reload();
-    // Kept: the last run's update (and those its unload script sent, as
-    // many as the browser let finish while the page went away: a number
-    // that varies). Each update held is shown once: no duplicate.
+  const { html, warnings } = await importApp(`${SHARED}webxdc-test.xdc`, {
+    seed: await newSeed(),
+  });
+  assert.ok(
+    warnings.some((w) =>
+      /duplicated_updates_race\.html"> leads to another page/.test(w)
+    ),
+    warnings.join("\n"),
+  );
+  const uploaded = await upload(server.url, html as BodyInit);
+  assert.equal(uploaded.status, 201, await uploaded.clone().text());
+  const link = `${(await uploaded.json()).podUrl}#conformance`;
+  const a = await visit(browser, link, []);
+  const runs = async (previous: string, current: string) => {
     await a.locator("#updates-ok").waitFor({ state: "visible", ...WAIT });
-    await a.locator("#current-run", { hasText: "1" }).waitFor(WAIT);
-    const [shown, held] = await a.evaluate(async () => [
-      Number(document.getElementById("previous-runs")!.textContent),
-      (await (globalThis as unknown as {
-        webxdc: { getAllUpdates(): Promise<unknown[]> };
-      }).webxdc.getAllUpdates()).length,
-    ]);
-    assert.ok(shown! >= 1, `the last run's update is kept (${shown})`);
-    assert.equal(shown, held! - 1, "every update held is shown once");
-  } finally {
-    await rm(folder, { recursive: true, force: true });
-  }
+    await a.locator("#previous-runs", { hasText: previous }).waitFor(WAIT);
+    await a.locator("#current-run", { hasText: current }).waitFor(WAIT);
+  };
+  await runs("0", "1");
+  // The framed page's own scripts ran in its frame.
+  await a.frameLocator("iframe[srcdoc]").getByText(
+    "RTCPeerConnection object: function",
+  ).waitFor({ state: "attached", ...WAIT });
+  const address = await a.evaluate(() =>
+    (globalThis as unknown as { webxdc: { selfAddr: string } }).webxdc
+      .selfAddr
+  );
+  await a.getByText(`webxdc.selfAddr: ${address}`).waitFor(WAIT);
+  await a.reload();
+  // Kept: the last run's update (and those its unload script sent, as
+  // many as the browser let finish while the page went away: a number
+  // that varies). Each update held is shown once: no duplicate.
+  await a.locator("#updates-ok").waitFor({ state: "visible", ...WAIT });
+  await a.locator("#current-run", { hasText: "1" }).waitFor(WAIT);
+  const [shown, held] = await a.evaluate(async () => [
+    Number(document.getElementById("previous-runs")!.textContent),
+    (await (globalThis as unknown as {
+      webxdc: { getAllUpdates(): Promise<unknown[]> };
+    }).webxdc.getAllUpdates()).length,
+  ]);
+  assert.ok(shown! >= 1, `the last run's update is kept (${shown})`);
+  assert.equal(shown, held! - 1, "every update held is shown once");
 }
 
 if (import.meta.main) {

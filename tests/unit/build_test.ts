@@ -311,7 +311,7 @@ Deno.test("buildPod() reports missing files and what it cannot inline, with thei
     [
       "index.html:2: cannot read 'missing.png' (ENOENT)",
       "index.html:3: cannot inline 'notes.doc' (unknown file type)",
-      "index.html:4: <iframe src> cannot be inlined ('other.html')",
+      "index.html:4: cannot read 'other.html' (ENOENT)",
       "index.html:5: cannot read 'gone.ts' (ENOENT)",
       'index.html:6: Could not resolve "./nothing.js"',
     ],
@@ -323,6 +323,91 @@ Deno.test("buildPod() reports missing files and what it cannot inline, with thei
       join(dir, "nope.html")
     }': nope.html: cannot read it (ENOENT)`,
   });
+});
+
+Deno.test("buildPod() builds a page the page frames into the frame's srcdoc, as it builds the page", async () => {
+  await using temp = await tempDir("pod-build-frame-");
+  const dir = temp.path;
+  await writeFile(
+    join(dir, "tool.js"),
+    "window.tool = 'from a file & \"quoted\"';",
+  );
+  await writeFile(join(dir, "look.css"), "p { color: red }");
+  await writeFile(
+    join(dir, "framed.html"),
+    '<!doctype html><link rel="stylesheet" href="look.css"><script src="tool.js"></script><iframe src="inner.html#x"></iframe>',
+  );
+  await writeFile(join(dir, "inner.html"), "<p>inner</p>");
+  await writeFile(
+    join(dir, "index.html"),
+    '<!doctype html><iframe sandbox="allow-scripts" src="./framed.html"></iframe>',
+  );
+  const { html } = await buildPod(join(dir, "index.html"));
+  const first = (text: string, tag: string) =>
+    elements(text).find((element) => element.tagName === tag)!;
+  const textOf = (element: Element) =>
+    element.childNodes.map((node) => "value" in node ? node.value : "").join(
+      "",
+    );
+  const frame = first(new TextDecoder().decode(html), "iframe");
+  assert.equal(attribute(frame, "src"), undefined);
+  assert.equal(attribute(frame, "sandbox"), "allow-scripts");
+  const framed = attribute(frame, "srcdoc")!;
+  assert.match(textOf(first(framed, "style")), /color:\s*red/);
+  assert.match(
+    textOf(first(framed, "script")),
+    /window\.tool\s*=\s*'from a file & "quoted"'/,
+  );
+  const inner = first(framed, "iframe");
+  assert.equal(attribute(inner, "srcdoc"), "<p>inner</p>");
+});
+
+Deno.test("buildPod() refuses a framed page it cannot build, with that page's file and line", async () => {
+  await using temp = await tempDir("pod-build-frame-bad-");
+  const dir = temp.path;
+  await mkdir(join(dir, "sub"));
+  await writeFile(join(dir, "sub", "deep.html"), "<p>deep</p>");
+  await writeFile(join(dir, "notes.txt"), "text");
+  await writeFile(join(dir, "loop.html"), '<iframe src="loop.html"></iframe>');
+  await writeFile(
+    join(dir, "framed.html"),
+    '<!doctype html>\n<img src="missing.png">',
+  );
+  await writeFile(
+    join(dir, "index.html"),
+    [
+      '<iframe src="framed.html"></iframe>',
+      '<iframe src="sub/deep.html"></iframe>',
+      '<iframe src="notes.txt"></iframe>',
+      '<iframe src="loop.html"></iframe>',
+      '<iframe src="https://example.com/"></iframe>',
+    ].join("\n"),
+  );
+  const error = await buildPod(join(dir, "index.html")).catch((e) => e);
+  assert.ok(error instanceof BuildError, String(error));
+  assert.deepEqual(
+    error.problems.map((p) => `${p.file}:${p.line}: ${p.message}`),
+    [
+      "framed.html:2: cannot read 'missing.png' (ENOENT)",
+      "index.html:2: frames 'sub/deep.html', which is not in the page's folder (a framed page is built only from beside the page)",
+      "index.html:3: frames 'notes.txt', which is not an HTML page (only a page can be built into a frame)",
+      "loop.html:1: frames 'loop.html' inside 3 other frames (the most the build nests)",
+      "index.html:5: remote reference 'https://example.com/'",
+    ],
+  );
+  // A frame with its own srcdoc keeps it; its src is dropped with a warning.
+  await writeFile(
+    join(dir, "index.html"),
+    '<iframe srcdoc="<p>mine</p>" src="framed.html"></iframe>',
+  );
+  const built = await buildPod(join(dir, "index.html"));
+  assert.deepEqual(built.warnings, [
+    `index.html:1: dropped <iframe src="framed.html"> (its srcdoc is what shows)`,
+  ]);
+  const frame = elements(new TextDecoder().decode(built.html))
+    .find((element) => element.tagName === "iframe")!;
+  assert.equal(attribute(frame, "srcdoc"), "<p>mine</p>");
+  assert.equal(attribute(frame, "src"), undefined);
 });
 
 Deno.test("buildPod() drops a stale manifest slot; signing adds one", async () => {

@@ -209,6 +209,38 @@ Deno.test("computeScriptHashes() hashes each executable script once; the async f
   ]);
 });
 
+Deno.test("computeScriptHashes() hashes the scripts of framed documents (srcdoc), 3 deep and no deeper", async () => {
+  const frame = (html: string) =>
+    `<iframe srcdoc="${
+      html.replaceAll("&", "&amp;").replaceAll('"', "&quot;")
+    }"></iframe>`;
+  const nested = (depth: number): string =>
+    depth === 0
+      ? `<script>at(${depth})</script>`
+      : `<script>at(${depth})</script>` + frame(nested(depth - 1));
+  // The page's script, then frames 1, 2 and 3 deep; the 4th is not hashed.
+  const html = `<p onclick="top()">x</p>${nested(4)}`;
+  const expected = [
+    "'unsafe-hashes'",
+    sha256Source("top()"),
+    ...[4, 3, 2, 1].map((depth) => sha256Source(`at(${depth})`)),
+  ];
+  assert.deepEqual(computeScriptHashes(encode(html)), expected);
+  assert.deepEqual(await computeScriptHashesAsync(encode(html)), expected);
+  // Each frame document is parsed as a browser parses it: text in a frame's
+  // srcdoc is markup, and a srcdoc on another element is nothing.
+  assert.deepEqual(
+    computeScriptHashes(
+      encode(
+        `${
+          frame("<script>a&amp;b</script>")
+        }<div srcdoc="<script>no()</script>"></div>`,
+      ),
+    ),
+    [sha256Source("a&amp;b")],
+  );
+});
+
 const podOf = (name: string, size = 1) => ({
   id: name,
   sha256: name,
