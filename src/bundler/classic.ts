@@ -31,7 +31,9 @@ export interface ClassicOptions {
    */
   scripts?: Readonly<Record<string, string>>;
   /**
-   * Inline the page's other classic scripts as they are, not bundled.
+   * Inline the page's other classic scripts as they are, not bundled; one
+   * whose file is missing is dropped, with a warning, as the page would run
+   * without it where it is served as it is.
    * @default false
    */
   classicAsIs?: boolean;
@@ -43,7 +45,7 @@ export interface ClassicResult {
   edits: Edit[];
   /** Files it could not read. */
   problems: BuildProblem[];
-  /** Always none: for the build's reports. */
+  /** Scripts dropped for want of their file (with `classicAsIs`). */
   warnings: BuildProblem[];
   /** The page's other references, left to the build. */
   rest: HtmlReference[];
@@ -75,12 +77,25 @@ export async function classicScripts(
     const code = isClassicFile(reference)
       ? await codeFor(reference, confinement, options)
       : undefined;
+    const { value, line } = reference;
     if (code === undefined) result.rest.push(reference);
     else if (typeof code === "string") {
       const text = scriptElement(code, reference.attributes);
       result.edits.push({ start: reference.start, end: reference.end, text });
+    } else if (options.classicAsIs && code.code === "ENOENT") {
+      // Where the app is served as it is, a missing script answers 404
+      // and the page runs on: so it does here, without that script.
+      result.edits.push({
+        start: reference.start,
+        end: reference.end,
+        text: "",
+      });
+      result.warnings.push({
+        file: page,
+        line,
+        message: `dropped <script src="${value}">: the app has no such file`,
+      });
     } else {
-      const { value, line } = reference;
       const message = code.code === undefined
         ? `'${value}' ${code.problem}`
         : `cannot read '${value}' (${code.code})`;

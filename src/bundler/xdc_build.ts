@@ -5,7 +5,8 @@
  * it (every file it uses inlined, `/assets/...` resolved at the bundle's
  * root), with two differences that webxdc apps need: the page's own
  * `<script src="webxdc.js">` becomes the pod's webxdc runtime
- * (`src/client/webxdc.ts`, bundled into a classic script), and classic
+ * (`src/client/webxdc.ts`, bundled into a classic script), with the app's
+ * files that scripts may load by path (`xdc_assets.ts`), and classic
  * scripts are inlined as they are, not bundled. The pod's name is the
  * manifest's `name` unless one is given. A pod is one page (see
  * `xdc_pages.ts`): a page the app frames becomes the frame's `srcdoc`,
@@ -28,6 +29,7 @@ import { bundleClassic, withBundler } from "./bundle.ts";
 import { DEFAULT_CLIENT } from "./client_url.ts";
 import { BuildError, buildPod, type BuildResult } from "./mod.ts";
 import { pageLinks } from "./xdc_pages.ts";
+import { appAssets, assetsStatement } from "./xdc_assets.ts";
 import { MAX_NAME_CHARACTERS } from "../pod/manifest.ts";
 import { manifestName, readXdc, XdcError, type XdcFiles } from "./xdc.ts";
 
@@ -115,7 +117,12 @@ async function buildFolder(
   const fromManifest = manifestName(manifest);
   const name = options.name ??
     (fromManifest && [...fromManifest].slice(0, MAX_NAME_CHARACTERS).join(""));
-  const runtime = await withBundler(() => bundleClassic(WEBXDC_RUNTIME));
+  const assets = await appAssets(folder, options.maxBytes).catch((error) => {
+    if (!(error instanceof XdcError)) throw error;
+    throw new XdcError(`Cannot import '${source}': ${error.message}`);
+  });
+  const runtime = assetsStatement(assets) +
+    await withBundler(() => bundleClassic(WEBXDC_RUNTIME));
   try {
     const built = await buildPod(entry, {
       scripts: { "webxdc.js": runtime },

@@ -20,6 +20,7 @@ import type { RoomEvent } from "./events.ts";
 import { defaultSession } from "./session.ts";
 import { type RuntimeWire, WebxdcRuntime } from "./webxdc_runtime.ts";
 import { importFiles, sendToChat } from "./webxdc_files.ts";
+import { type Assets, ASSETS_KEY, serveAssets } from "./webxdc_assets.ts";
 import { openStore, type Store } from "./webxdc_store.ts";
 import { MAX_SYNC_MESSAGE } from "./webxdc_sync.ts";
 import { toBase64Url } from "./webxdc_sign.ts";
@@ -81,11 +82,15 @@ async function connect(
 }
 
 function install(): void {
+  const holder = globalThis as { [ASSETS_KEY]?: Assets };
+  const assets = holder[ASSETS_KEY];
+  delete holder[ASSETS_KEY];
+  if (assets) serveAssets(assets);
   const instance = defaultSession();
-  const holder: { room?: Room } = {};
+  const wired: { room?: Room } = {};
   const send = (peer: string, data: string | Uint8Array) => {
     try {
-      holder.room?.send(data, { to: peer });
+      wired.room?.send(data, { to: peer });
     } catch {
       // The peer left meanwhile.
     }
@@ -94,7 +99,7 @@ function install(): void {
     send,
     sendBinary: send,
     // A peer cut is disconnected, and again whenever it connects anew.
-    close: (peer) => holder.room?.disconnect(peer),
+    close: (peer) => wired.room?.disconnect(peer),
   };
   const runtime = new WebxdcRuntime({
     instance,
@@ -107,7 +112,7 @@ function install(): void {
     value: Object.freeze({ ...runtime.api, importFiles, sendToChat }),
     enumerable: true,
   });
-  connect(runtime, instance, holder).catch((error) =>
+  connect(runtime, instance, wired).catch((error) =>
     console.warn(`webxdc: working offline: ${(error as Error).message}`)
   );
 }

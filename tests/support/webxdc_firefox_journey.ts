@@ -5,7 +5,10 @@
 // Firefox, alone after Chromium left, reloads and still has both (its
 // IndexedDB). poll.xdc: Chromium's poll and vote show in Firefox, and
 // Firefox's vote in Chromium. webxdc-test.xdc in Firefox: the page it
-// frames runs in its frame, and its update check passes, across a reload.
+// frames runs in its frame, its WebAssembly check (a .wasm of the bundle,
+// fetched) passes, and its update check too, across a reload. An app that
+// builds its files' paths in script gets each file from the pod in Firefox
+// too.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/webxdc_firefox_journey.ts
 import assert from "node:assert/strict";
@@ -22,6 +25,12 @@ import { withChromiumAndFirefox } from "./cross_browser.ts";
 import { openInFirefox } from "./firefox.ts";
 import { watchPage } from "./page_watch.ts";
 import { createPoll } from "./webxdc_journey.ts";
+import {
+  ASSET_IMAGES,
+  ASSET_WORDS,
+  assetsSeen,
+  publishAssetsApp,
+} from "./webxdc_limits_journey.ts";
 
 const SHARED = new URL("../../../shared/webxdc/", import.meta.url).pathname;
 
@@ -52,6 +61,17 @@ await withChromiumAndFirefox(async (chromium, firefox) => {
     firefox,
     `${await publish(server.url, "webxdc-test.xdc")}#conformance`,
   );
+  const { firefox: page } = await openInFirefox(
+    firefox,
+    await publishAssetsApp(server.url),
+  );
+  const seen = await page.waitForFunction(assetsSeen, WAIT);
+  assert.deepEqual(await seen.jsonValue(), [
+    ASSET_IMAGES,
+    ASSET_WORDS,
+    ASSET_WORDS,
+  ]);
+  await page.close();
 });
 
 /** A Chromium visitor in a context of its own, on `link`, watched. */
@@ -139,6 +159,13 @@ async function conformance(firefox: Firefox, link: string): Promise<void> {
       previous,
     );
   await runs("0");
+  await page.waitForFunction(
+    () =>
+      document.querySelector("#wasm-output")?.textContent?.includes(
+        "WebAssembly is supported",
+      ),
+    WAIT,
+  );
   const framed = await Promise.all(
     page.frames().map((frame) =>
       frame.evaluate(() => document.body?.textContent ?? "")

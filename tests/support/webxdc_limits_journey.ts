@@ -7,13 +7,21 @@
 // H's own connection ends, and A still talks with an honest visitor B.
 // The conformance app webxdc-test, unmodified: it imports (its links to its
 // other pages warned about), the page it frames runs in its frame (built
-// into the frame's srcdoc), and its update check passes, across a reload
-// too (with the update its unload script sends).
+// into the frame's srcdoc), its WebAssembly check (which fetches a .wasm
+// of the bundle) passes, and its update check too, across a reload
+// too (with the update its unload script sends). An app whose script builds
+// the paths of its files at run time (an image's src as a property, with
+// setAttribute, in innerHTML and insertAdjacentHTML markup; fetch and
+// XMLHttpRequest of a JSON file) gets them from the pod, with no request
+// the policy refuses.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/webxdc_limits_journey.ts
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { CHROMIUM, CHROMIUM_FLAGS } from "./chat_journey_config.ts";
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { importApp } from "../../src/cli/import.ts";
 import { newSeed, startServer, upload } from "./helpers.ts";
 import { watchPage } from "./page_watch.ts";
@@ -21,6 +29,8 @@ import { watchPage } from "./page_watch.ts";
 const SHARED = new URL("../../../shared/webxdc/", import.meta.url).pathname;
 const HELLO = `${SHARED}hello.xdc`;
 const WAIT = { timeout: 20_000 };
+const DOT = new URL("../testdata/build/app/img/dot.png", import.meta.url)
+  .pathname;
 
 /** Makes the page's summaries lie, and keeps its connections to look at. */
 function lie(): void {
@@ -148,6 +158,9 @@ async function testAppJourney(browser: Browser): Promise<void> {
     await a.locator("#current-run", { hasText: current }).waitFor(WAIT);
   };
   await runs("0", "1");
+  // Its WebAssembly check fetches /js/call-with-42.wasm: the pod has it.
+  await a.locator("#wasm-output", { hasText: "WebAssembly is supported" })
+    .waitFor({ state: "attached", ...WAIT });
   // The framed page's own scripts ran in its frame.
   await a.frameLocator("iframe[srcdoc]").getByText(
     "RTCPeerConnection object: function",
@@ -173,6 +186,104 @@ async function testAppJourney(browser: Browser): Promise<void> {
   assert.equal(shown, held! - 1, "every update held is shown once");
 }
 
+/** The app of {@linkcode assetsJourney}: every path built in its script. */
+const ASSETS_PAGE = `<!doctype html><meta charset=utf-8>
+<script src="webxdc.js"></script><div id="out"></div>
+<script>
+const dir = "img";
+const a = new Image();
+a.id = "by-property";
+a.src = dir + "/dot.png";
+document.body.append(a);
+const b = document.createElement("img");
+b.id = "by-attribute";
+b.setAttribute("src", "./" + dir + "/dot.png");
+document.body.append(b);
+document.getElementById("out").innerHTML = '<img id="by-markup" src="/' + dir + '/dot.png">';
+document.body.insertAdjacentHTML("beforeend", "<img id='by-adjacent' src='img/dot.png?v=1'>");
+fetch("data/" + "words.json").then((r) => r.json()).then((w) => { window.fetched = w.words; });
+const x = new XMLHttpRequest();
+x.open("GET", "data/words.json");
+x.onload = () => { window.requested = JSON.parse(x.responseText).words; };
+x.send();
+</script>`;
+
+/**
+ * The images of {@linkcode ASSETS_PAGE}, one for each way of setting a
+ * path, in document order.
+ */
+export const ASSET_IMAGES: readonly string[] = [
+  "by-markup",
+  "by-property",
+  "by-attribute",
+  "by-adjacent",
+];
+
+/** The words the app reads from its JSON file, by fetch and by XHR. */
+export const ASSET_WORDS: readonly string[] = ["from", "the", "bundle"];
+
+/**
+ * The app of {@linkcode ASSETS_PAGE}, imported and uploaded to `broker`.
+ *
+ * @returns The pod's link, on its own origin.
+ */
+export async function publishAssetsApp(broker: string): Promise<string> {
+  const folder = await mkdtemp(join(tmpdir(), "webxdc-assets-"));
+  try {
+    await mkdir(join(folder, "img"));
+    await mkdir(join(folder, "data"));
+    await writeFile(join(folder, "index.html"), ASSETS_PAGE);
+    await copyFile(DOT, join(folder, "img", "dot.png"));
+    await writeFile(
+      join(folder, "data", "words.json"),
+      JSON.stringify({ words: ASSET_WORDS }),
+    );
+    const { html } = await importApp(folder, { seed: await newSeed() });
+    const uploaded = await upload(broker, html as BodyInit);
+    assert.equal(uploaded.status, 201, await uploaded.clone().text());
+    return `${(await uploaded.json()).podUrl}#assets`;
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * What the app got once it is done: the images that loaded, and the words
+ * read by fetch and by XHR (run in the page).
+ */
+export function assetsSeen(): false | [string[], unknown, unknown] {
+  const w = globalThis as unknown as {
+    fetched?: string[];
+    requested?: string[];
+  };
+  const images = [...document.images];
+  if (!w.fetched || !w.requested || !images.every((i) => i.complete)) {
+    return false;
+  }
+  return [
+    images.filter((image) => image.naturalWidth > 0).map((image) => image.id),
+    w.fetched,
+    w.requested,
+  ];
+}
+
+/** An app that builds its files' paths in script gets each file from the pod. */
+async function assetsJourney(browser: Browser): Promise<void> {
+  await using server = await startServer({ podDomain: "localhost" });
+  const lines: string[] = [];
+  const page = await visit(browser, await publishAssetsApp(server.url), lines);
+  const seen = await page.waitForFunction(assetsSeen, undefined, WAIT);
+  assert.deepEqual(
+    await seen.jsonValue(),
+    [ASSET_IMAGES, ASSET_WORDS, ASSET_WORDS],
+    lines.join("\n"),
+  );
+  assert.ok(
+    !lines.some((line) => /page error|Content Security Policy/.test(line)),
+    lines.join("\n"),
+  );
+}
+
 if (import.meta.main) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -181,6 +292,7 @@ if (import.meta.main) {
   try {
     await hostileJourney(browser);
     await testAppJourney(browser);
+    await assetsJourney(browser);
     console.log("journey ok");
   } finally {
     await browser.close();

@@ -4,8 +4,10 @@
 // too large); a real app (poll.xdc) and a vite-built one import, signed
 // and named, with the page's webxdc.js replaced by the runtime, `/assets/`
 // resolved at the bundle's root and a classic script with a Node-only
-// `require` inlined as it is; an app that frames another of its pages
-// (webxdc-test) is refused. The commands and refusals of
+// `require` inlined as it is, a classic script the app lacks dropped with a
+// warning; webxdc-test, which frames another of its pages, imports with
+// that page in the frame's srcdoc; the app's files that scripts may load by
+// path are kept for the runtime, bounded. The commands and refusals of
 // docs/authors/webxdc.md are run here.
 import assert from "node:assert/strict";
 import { type DefaultTreeAdapterTypes, parse } from "parse5";
@@ -18,6 +20,8 @@ import { runCommand, tempDir } from "../contract/_servers.ts";
 import { encodePrivateKeyPem } from "../../src/pod/keys.ts";
 import { verifyPod } from "../../src/pod/verify.ts";
 import { readXdc, XDC_MAX_ENTRIES, XdcError } from "../../src/bundler/xdc.ts";
+import { appAssets } from "../../src/bundler/xdc_assets.ts";
+import { BuildError, buildPod } from "../../src/bundler/mod.ts";
 
 type ChildNode = DefaultTreeAdapterTypes.ChildNode;
 type Document = DefaultTreeAdapterTypes.Document;
@@ -320,4 +324,93 @@ Deno.test("import: the commands of docs/authors/webxdc.md work as it says, and i
     said.push(run.stderr.trimEnd());
   }
   assert.deepEqual(said, refusals![0]!.text.trimEnd().split("\n"));
+});
+
+Deno.test("import: a classic script the app lacks is dropped with a warning (a messenger answers 404 and the page runs on); build still refuses it", async () => {
+  await using dir = await tempDir();
+  const page = PAGE.replace(
+    "<p>app</p>",
+    '<p>app</p><script src="lib/gone.js"></script>',
+  );
+  const path = await xdc(dir.path, "gone.xdc", { "index.html": strToU8(page) });
+  const out = join(dir.path, "out.html");
+  const run = await cli(["import", path, "--out", out]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(
+    run.stderr,
+    /^pod-broker: warning: index\.html:2: dropped <script src="lib\/gone\.js">: the app has no such file\n/,
+  );
+  assert.doesNotMatch(await readFile(out, "utf8"), /gone\.js/);
+  await writeFile(join(dir.path, "index.html"), page);
+  await assert.rejects(
+    buildPod(join(dir.path, "index.html")),
+    (error) =>
+      error instanceof BuildError &&
+      error.problems.some((p) =>
+        /cannot read 'lib\/gone\.js' \(ENOENT\)/.test(p.message)
+      ),
+  );
+});
+
+Deno.test("import: the app's files that scripts may load by path are kept for the runtime, bounded; pages, code, hidden files and node_modules are not", async () => {
+  await using dir = await tempDir();
+  const files: Record<string, string> = {
+    "index.html": PAGE,
+    "page.html": "<p>another page</p>",
+    "manifest.toml": 'name = "x"',
+    "app.js": "go()",
+    "style.css": "p{}",
+    "img/a b.svg": "<svg/>",
+    "img/dot.PNG": "png",
+    "data/words.json": "{}",
+    "sounds/beep.mp3": "mp3",
+    "lib.wasm": "wasm",
+    "notes.txt": "text",
+    ".git/x.png": "hidden",
+    "node_modules/y.png": "package",
+  };
+  for (const [name, text] of Object.entries(files)) {
+    await mkdir(join(dir.path, name, ".."), { recursive: true });
+    await writeFile(join(dir.path, name), text);
+  }
+  const assets = await appAssets(dir.path, 1_000);
+  assert.deepEqual(Object.keys(assets).sort(), [
+    "data/words.json",
+    "img/a b.svg",
+    "img/dot.PNG",
+    "lib.wasm",
+    "notes.txt",
+    "sounds/beep.mp3",
+  ]);
+  assert.deepEqual(assets["img/a b.svg"], ["image/svg+xml", btoa("<svg/>")]);
+  // The pod carries them for its runtime.
+  const out = join(dir.path, "out.html");
+  const run = await cli(["import", dir.path, "--out", out]);
+  assert.equal(run.code, 0, run.stderr);
+  const pod = await readFile(out, "utf8");
+  assert.match(pod, /Symbol\.for\("pod-broker\.webxdc\.assets"\)/);
+  assert.match(pod, /"data\/words\.json":\["application\/json","e30="\]/);
+  // Bounded: bytes, and files.
+  await assert.rejects(appAssets(dir.path, 20), {
+    name: "XdcError",
+    message: "its files hold more than 20 bytes",
+  });
+  // A key is never kept.
+  await writeFile(
+    join(dir.path, "data", "keys.txt"),
+    encodePrivateKeyPem(await newSeed()),
+  );
+  await assert.rejects(appAssets(dir.path, 10_000), {
+    name: "XdcError",
+    message:
+      "'data/keys.txt' holds a private key: a pod never contains a key (keep keys outside the pod's folder)",
+  });
+  await using many = await tempDir();
+  for (let i = 0; i <= XDC_MAX_ENTRIES; i++) {
+    await writeFile(join(many.path, `${i}.txt`), "");
+  }
+  await assert.rejects(appAssets(many.path, 1_000), {
+    name: "XdcError",
+    message: `it has more than ${XDC_MAX_ENTRIES} files`,
+  });
 });
