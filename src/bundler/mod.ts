@@ -29,7 +29,7 @@
  */
 
 import { stat } from "node:fs/promises";
-import { basename, dirname, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SLOT_LITERAL } from "../pod/format.ts";
 import { signPod } from "../pod/sign.ts";
@@ -77,6 +77,15 @@ export interface BuildPodOptions extends ClassicOptions {
   createdAt?: string | true;
   /** Features to declare first in the head (the page must declare none). */
   permissions?: readonly declaration.PodPermission[];
+  /**
+   * Other pages of the app, beside the page (`page.html`), each built as
+   * the page is but with `scripts` of its own, into a
+   * `<template data-pod-page="page.html">` holding it as an `<iframe
+   * srcdoc>`, at the end of the page: for a runtime that shows them (the
+   * webxdc runtime does). A page that cannot be built is left out, with a
+   * warning.
+   */
+  pages?: { names: readonly string[]; scripts: Record<string, string> };
   /**
    * The module that `pod-broker/client` (and `jsr:@pod/broker/client`)
    * stands for: a path or a `file:`/`http(s):` URL.
@@ -179,12 +188,15 @@ export async function buildPod(
     classic: options,
     depth: 0,
   };
+  const pages = await pageTemplates(options.pages, context);
   const { built, problems, warnings } = await buildPage(html, page, context, [
     ...(declared ? [declared] : []), // before all: first in the head
     // Then the icon: it may share its offset with an edit that starts there.
     ...(icon ? [icon] : []),
+    ...(pages.text ? [{ start: html.length, end: html.length, ...pages }] : []),
   ]);
   if (problems.length > 0) throw new BuildError(entry, problems);
+  warnings.push(...pages.warnings);
   if (built.includes(SLOT_LITERAL)) {
     throw new BuildError(entry, [{
       file: page,
@@ -225,6 +237,45 @@ interface PageBuild {
   built: string;
   problems: BuildProblem[];
   warnings: BuildProblem[];
+}
+
+/**
+ * The app's other pages (`BuildPodOptions.pages`), each built into a
+ * `<template data-pod-page>` holding its `<iframe srcdoc>`; the problems
+ * of a page that cannot be built become warnings, and it is left out.
+ */
+async function pageTemplates(
+  pages: BuildPodOptions["pages"],
+  context: PageContext,
+): Promise<{ text: string; warnings: BuildProblem[] }> {
+  let text = "";
+  const warnings: BuildProblem[] = [];
+  for (const name of pages?.names ?? []) {
+    const read = await context.confinement.read(join(context.root, name));
+    const built = "problem" in read
+      ? {
+        built: "",
+        warnings: [],
+        problems: [{ file: name, line: 0, message: read.problem }],
+      }
+      : await buildPage(new TextDecoder().decode(read.bytes), name, {
+        ...context,
+        classic: { ...context.classic, scripts: pages!.scripts },
+        depth: 1,
+      });
+    warnings.push(...built.warnings);
+    if (built.problems.length > 0) {
+      warnings.push(...built.problems.map((problem) => ({
+        ...problem,
+        message: `${problem.message} (so the pod goes without ${name})`,
+      })));
+      continue;
+    }
+    text += `<template ${formatAttribute("data-pod-page", name)}><iframe ${
+      formatAttribute("srcdoc", built.built)
+    }></iframe></template>`;
+  }
+  return { text, warnings };
 }
 
 /** The most frames one inside another that the build makes into `srcdoc`. */

@@ -8,9 +8,12 @@
  * (`src/client/webxdc.ts`, bundled into a classic script), with the app's
  * files that scripts may load by path (`xdc_assets.ts`), and classic
  * scripts are inlined as they are, not bundled. The pod's name is the
- * manifest's `name` unless one is given. A pod is one page (see
+ * manifest's `name` unless one is given. A pod is one document (see
  * `xdc_pages.ts`): a page the app frames becomes the frame's `srcdoc`,
- * and links to its other pages are warned about.
+ * and the app's other pages (the `.html` beside its `index.html`) are
+ * built into templates that the runtime shows when a link leads there
+ * (`src/client/webxdc_pages.ts`), each with a `webxdc.js` that takes the
+ * page's `window.webxdc`.
  *
  * @module
  */
@@ -19,6 +22,7 @@ import {
   lstat,
   mkdir,
   mkdtemp,
+  readdir,
   readFile,
   rm,
   writeFile,
@@ -100,6 +104,33 @@ async function writeFiles(folder: string, files: XdcFiles): Promise<void> {
   }
 }
 
+/**
+ * The `webxdc.js` of the app's other pages: each, shown in a frame of the
+ * app's page, takes that page's `window.webxdc` (the key
+ * `src/client/webxdc_pages.ts` defines: the client imports nothing, so
+ * both name it).
+ */
+const PAGE_WEBXDC = 'parent[Symbol.for("pod-broker.webxdc.page")](window);';
+
+/** The most other pages of an app that `import` builds. */
+const MAX_PAGES = 64;
+
+/** The app's other pages: the `.html` files beside its `index.html`. */
+async function otherPages(source: string, folder: string): Promise<string[]> {
+  const pages: string[] = [];
+  const entries = await readdir(folder, { withFileTypes: true });
+  for (const entry of entries.sort((a, b) => a.name < b.name ? -1 : 1)) {
+    if (!entry.isFile() || !/\.html?$/i.test(entry.name)) continue;
+    if (entry.name === "index.html") continue;
+    if (pages.push(entry.name) > MAX_PAGES) {
+      throw new XdcError(
+        `Cannot import '${source}': it has more than ${MAX_PAGES} pages`,
+      );
+    }
+  }
+  return pages;
+}
+
 /** Builds the app in `folder` into a pod. */
 async function buildFolder(
   source: string,
@@ -121,12 +152,14 @@ async function buildFolder(
     if (!(error instanceof XdcError)) throw error;
     throw new XdcError(`Cannot import '${source}': ${error.message}`);
   });
+  const pages = await otherPages(source, folder);
   const runtime = assetsStatement(assets) +
     await withBundler(() => bundleClassic(WEBXDC_RUNTIME));
   try {
     const built = await buildPod(entry, {
       scripts: { "webxdc.js": runtime },
       classicAsIs: true,
+      pages: { names: pages, scripts: { "webxdc.js": PAGE_WEBXDC } },
       ...(options.seed === undefined ? {} : {
         seed: options.seed,
         createdAt: true as const,
@@ -135,7 +168,7 @@ async function buildFolder(
     });
     return {
       ...built,
-      warnings: [...pageLinks(html), ...built.warnings],
+      warnings: [...pageLinks(html, new Set(pages)), ...built.warnings],
       name,
     };
   } catch (error) {

@@ -1,8 +1,9 @@
 /**
- * A pod is one page, and a webxdc app may have several. A page it frames
- * (a local `<iframe src>`) is built into the frame's `srcdoc`, as `build`
- * does for any page; a link to another page (`<a href="page.html">`)
- * leads nowhere in the pod, so `import` warns about it.
+ * A pod is one document, and a webxdc app may have several pages. A page
+ * it frames (a local `<iframe src>`) is built into the frame's `srcdoc`,
+ * as `build` does for any page, and its other pages are built into
+ * templates the runtime shows (`xdc_build.ts`); a link to a page the app
+ * does not have leads nowhere, so `import` warns about it.
  *
  * @module
  */
@@ -17,11 +18,13 @@ type Element = DefaultTreeAdapterMap["element"];
 const MAX_LINK_WARNINGS = 5;
 
 /**
- * Warnings for the page's links to other pages of the app (a local
- * `.html` or `.htm`): `index.html:LINE: <a href="X"> leads to ...`, at most
+ * Warnings for the page's links to pages the app does not have (a local
+ * `.html` or `.htm` that is neither `index.html` nor one of `pages`):
+ * `index.html:LINE: <a href="X"> leads to ...`, at most
  * {@linkcode MAX_LINK_WARNINGS} of them and a count of the rest.
  *
  * @param html The app's `index.html`.
+ * @param pages The app's other pages, by their path in the bundle.
  * @returns The warnings, in document order.
  *
  * @example
@@ -29,14 +32,18 @@ const MAX_LINK_WARNINGS = 5;
  * import assert from "node:assert/strict";
  * import { pageLinks } from "./xdc_pages.ts";
  *
- * assert.equal(pageLinks('<a href="page.html">more</a>').length, 1);
- * assert.deepEqual(pageLinks('<a href="#top">top</a><a href="https://webxdc.org/">x</a>'), []);
+ * const html = '<a href="./more.html">more</a><a href="gone.html">gone</a>';
+ * assert.equal(pageLinks(html, new Set(["more.html"])).length, 1);
+ * assert.deepEqual(pageLinks('<a href="#top">top</a><a href="https://webxdc.org/">x</a>', new Set()), []);
  * ```
  */
-export function pageLinks(html: string): string[] {
+export function pageLinks(
+  html: string,
+  pages: ReadonlySet<string>,
+): string[] {
   const found: string[] = [];
   const visit = (node: Node): void => {
-    if ("tagName" in node) linkOf(node, found);
+    if ("tagName" in node) linkOf(node, pages, found);
     if ("childNodes" in node) node.childNodes.forEach(visit);
   };
   visit(parse(html, { sourceCodeLocationInfo: true }));
@@ -45,24 +52,29 @@ export function pageLinks(html: string): string[] {
     warnings.push(
       `index.html: ${
         found.length - MAX_LINK_WARNINGS
-      } more links to other pages of the app`,
+      } more links to pages the app does not have`,
     );
   }
   return warnings;
 }
 
-/** Adds a warning when `element` links to another page of the app. */
-function linkOf(element: Element, found: string[]): void {
+/** Adds a warning when `element` links to a page the app does not have. */
+function linkOf(
+  element: Element,
+  pages: ReadonlySet<string>,
+  found: string[],
+): void {
   if (element.tagName !== "a" && element.tagName !== "area") return;
   const href = element.attrs.find((attr) => attr.name === "href")?.value;
   if (href === undefined || classifyUrl(href) !== "local") return;
-  const path = cleanUrl(href).replace(/[?#].*$/, "");
-  if (!/\.html?$/i.test(path)) return;
+  const path = new URL(cleanUrl(href), "file:///").pathname.slice(1);
+  if (!/\.html?$/i.test(path) || path === "index.html") return;
+  if (pages.has(decodeURIComponent(path))) return;
   const line = element.sourceCodeLocation?.startLine ?? 0;
   found.push(
     `index.html:${line}: <${element.tagName} href=${
       shown(href)
-    }> leads to another page of the app, which the pod does not have (a pod is one page)`,
+    }> leads to a page the app does not have`,
   );
 }
 

@@ -20,7 +20,8 @@ import type { RoomEvent } from "./events.ts";
 import { defaultSession } from "./session.ts";
 import { type RuntimeWire, WebxdcRuntime } from "./webxdc_runtime.ts";
 import { importFiles, sendToChat } from "./webxdc_files.ts";
-import { type Assets, ASSETS_KEY, serveAssets } from "./webxdc_assets.ts";
+import { type Assets, ASSETS_KEY, assetServer } from "./webxdc_assets.ts";
+import { servePages } from "./webxdc_pages.ts";
 import { openStore, type Store } from "./webxdc_store.ts";
 import { MAX_SYNC_MESSAGE } from "./webxdc_sync.ts";
 import { toBase64Url } from "./webxdc_sign.ts";
@@ -85,7 +86,8 @@ function install(): void {
   const holder = globalThis as { [ASSETS_KEY]?: Assets };
   const assets = holder[ASSETS_KEY];
   delete holder[ASSETS_KEY];
-  if (assets) serveAssets(assets);
+  const serveFiles = assets && assetServer(assets);
+  serveFiles?.(window);
   const instance = defaultSession();
   const wired: { room?: Room } = {};
   const send = (peer: string, data: string | Uint8Array) => {
@@ -108,10 +110,12 @@ function install(): void {
     wire,
     onCut: (peer, why) => console.warn(`webxdc: peer ${peer} cut: ${why}`),
   });
+  const webxdc = Object.freeze({ ...runtime.api, importFiles, sendToChat });
   Object.defineProperty(globalThis, "webxdc", {
-    value: Object.freeze({ ...runtime.api, importFiles, sendToChat }),
+    value: webxdc,
     enumerable: true,
   });
+  servePages(webxdc, serveFiles);
   connect(runtime, instance, wired).catch((error) =>
     console.warn(`webxdc: working offline: ${(error as Error).message}`)
   );

@@ -75,11 +75,14 @@ export function bundlePath(value: string, page: string): string | undefined {
  * once, when first asked for.
  *
  * @param assets The files `import` kept.
+ * @returns What serves them in a window: this page's, or that of another
+ * page of the app shown in a frame (paths are relative to this page).
  */
-export function serveAssets(assets: Assets): void {
+export function assetServer(assets: Assets): (target: Window) => void {
   const made = new Map<string, string>();
+  const page = location.href;
   const swap = (value: string): string => {
-    const path = bundlePath(value, location.href);
+    const path = bundlePath(value, page);
     const file = path === undefined || !Object.hasOwn(assets, path)
       ? undefined
       : assets[path]!;
@@ -101,36 +104,46 @@ export function serveAssets(assets: Assets): void {
         return url === value ? whole : `${head}"${url}"`;
       },
     );
+  return (target: Window) =>
+    serveIn(target as Window & typeof globalThis, swap, markup);
+}
+
+/** Puts `swap` and `markup` on the loads of one window. */
+function serveIn(
+  w: Window & typeof globalThis,
+  swap: (value: string) => string,
+  markup: (html: string) => string,
+): void {
   for (
     const [type, name] of [
-      [HTMLImageElement, "src"],
-      [HTMLMediaElement, "src"],
-      [HTMLSourceElement, "src"],
-      [HTMLVideoElement, "poster"],
-      [HTMLLinkElement, "href"],
+      [w.HTMLImageElement, "src"],
+      [w.HTMLMediaElement, "src"],
+      [w.HTMLSourceElement, "src"],
+      [w.HTMLVideoElement, "poster"],
+      [w.HTMLLinkElement, "href"],
     ] as const
   ) wrapSetter(type.prototype, name, swap);
   for (const name of ["innerHTML", "outerHTML"]) {
-    wrapSetter(Element.prototype, name, markup);
+    wrapSetter(w.Element.prototype, name, markup);
   }
-  const { setAttribute, insertAdjacentHTML } = Element.prototype;
-  Element.prototype.setAttribute = function (name, value) {
+  const { setAttribute, insertAdjacentHTML } = w.Element.prototype;
+  w.Element.prototype.setAttribute = function (name, value) {
     const url = URL_ATTRIBUTES.has(name.toLowerCase());
     setAttribute.call(this, name, url ? swap(String(value)) : value);
   };
-  Element.prototype.insertAdjacentHTML = function (where, html) {
+  w.Element.prototype.insertAdjacentHTML = function (where, html) {
     insertAdjacentHTML.call(this, where, markup(String(html)));
   };
-  const { fetch } = globalThis;
-  globalThis.fetch = (input, init) =>
+  const { fetch } = w;
+  w.fetch = (input, init) =>
     fetch(
       typeof input === "string" || input instanceof URL
         ? swap(String(input))
         : input,
       init,
     );
-  const { open } = XMLHttpRequest.prototype;
-  XMLHttpRequest.prototype.open = function (
+  const { open } = w.XMLHttpRequest.prototype;
+  w.XMLHttpRequest.prototype.open = function (
     this: XMLHttpRequest,
     method: string,
     url: string | URL,

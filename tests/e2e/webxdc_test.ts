@@ -6,7 +6,8 @@
 // webxdc-test.xdc in Firefox, in a namespace with a veth pair (firefox.ts
 // says why). And where apps meet a pod's limits
 // (webxdc_limits_journey.ts): a visitor that lies in its summaries is cut
-// and disconnected; webxdc-test, unmodified, runs with its framed page; an
+// and disconnected; webxdc-test, unmodified, runs with its framed page and
+// its other pages; an
 // app that builds its files' paths in script gets the files from the pod.
 import { journeyTest } from "../support/browser.ts";
 import {
@@ -24,13 +25,13 @@ journeyTest(
 
 journeyTest(
   "the webxdc limits browser test",
-  "webxdc: a visitor whose summary claims updates it does not send is cut and its connection closed, the others still talk; webxdc-test, unmodified, runs its framed page and passes its WebAssembly and update checks; an app's files loaded by paths built in script come from the pod",
+  "webxdc: a visitor whose summary claims updates it does not send is cut and its connection closed, the others still talk; webxdc-test, unmodified, runs its framed page and its other pages (its duplicated updates race shows no duplicate) and passes its WebAssembly and update checks; an app's files loaded by paths built in script come from the pod",
   "webxdc_limits_journey.ts",
 );
 
 firefoxNotice("the webxdc Firefox and Chromium journey");
 
 crossBrowserTest(
-  "webxdc: hello.xdc and poll.xdc as pods with a Chromium and a Firefox visitor: each one's message and vote shows at the other, and Firefox alone reloads and keeps both; webxdc-test runs its framed page and its WebAssembly and update checks in Firefox; an app's files loaded by paths built in script come from the pod",
+  "webxdc: hello.xdc and poll.xdc as pods with a Chromium and a Firefox visitor: each one's message and vote shows at the other, and Firefox alone reloads and keeps both; webxdc-test runs its framed page, its duplicated updates race page (no duplicate) and its WebAssembly and update checks in Firefox; an app's files loaded by paths built in script come from the pod",
   () => runFirefoxJourney(supportFile("webxdc_firefox_journey.ts")),
 );

@@ -6,7 +6,8 @@
 // IndexedDB). poll.xdc: Chromium's poll and vote show in Firefox, and
 // Firefox's vote in Chromium. webxdc-test.xdc in Firefox: the page it
 // frames runs in its frame, its WebAssembly check (a .wasm of the bundle,
-// fetched) passes, and its update check too, across a reload. An app that
+// fetched) passes, and its update check too, across a reload; its link to
+// its duplicated updates race page shows that page, with no duplicate. An app that
 // builds its files' paths in script gets each file from the pod in Firefox
 // too.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
@@ -187,5 +188,29 @@ async function conformance(firefox: Firefox, link: string): Promise<void> {
     }).webxdc.getAllUpdates()).length,
   ]);
   assert.equal(shown, held! - 1, "every update held is shown once");
+  // Its link to the duplicated updates race page shows that page, whose
+  // three updates each come once.
+  await page.click('a[href="./duplicated_updates_race.html"]');
+  await page.waitForFunction(
+    () => document.body.children.length === 1,
+    WAIT,
+  );
+  const race = page.frames().find((frame) => frame !== page.mainFrame())!;
+  await race.waitForSelector("button", WAIT);
+  await race.click("button");
+  const text = await race.waitForFunction(
+    () => {
+      const updates = document.querySelector<HTMLElement>("#updates")!;
+      return /^\[[\d,]+\]$/m.test(updates.innerText) && updates.innerText;
+    },
+    WAIT,
+  );
+  const seen = await text.jsonValue() as string;
+  assert.doesNotMatch(seen, /Processing duplicated update/, seen);
+  assert.deepEqual(
+    seen.trim().split("\n").flatMap((line) => JSON.parse(line)).slice(-3),
+    [held! + 1, held! + 2, held! + 3],
+    seen,
+  );
   await page.close();
 }

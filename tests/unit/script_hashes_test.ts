@@ -227,6 +227,18 @@ Deno.test("computeScriptHashes() hashes the scripts of framed documents (srcdoc)
   ];
   assert.deepEqual(computeScriptHashes(encode(html)), expected);
   assert.deepEqual(await computeScriptHashesAsync(encode(html)), expected);
+  // A frame kept in a template (as import keeps an app's other pages) is
+  // hashed too: the runtime shows it later.
+  assert.deepEqual(
+    computeScriptHashes(
+      encode(
+        `<template data-pod-page="p.html">${
+          frame("<script>later()</script>")
+        }</template>`,
+      ),
+    ),
+    [sha256Source("later()")],
+  );
   // Each frame document is parsed as a browser parses it: text in a frame's
   // srcdoc is markup, and a srcdoc on another element is nothing.
   assert.deepEqual(

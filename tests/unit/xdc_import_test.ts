@@ -152,17 +152,12 @@ Deno.test("import: poll.xdc becomes a signed pod named by its manifest, its webx
   );
 });
 
-Deno.test("import: webxdc-test.xdc imports unmodified: the page it frames becomes the frame's srcdoc, its links are warned about", async () => {
+Deno.test("import: webxdc-test.xdc imports unmodified: the page it frames becomes the frame's srcdoc, and no warning", async () => {
   await using dir = await tempDir();
   const out = join(dir.path, "test.pod.html");
   const run = await cli(["import", WEBXDC_TEST, "--out", out]);
   assert.equal(run.code, 0, run.stderr);
-  assert.equal(
-    run.stderr.split("\n").filter((line) => line.includes("warning")).join(
-      "\n",
-    ),
-    'pod-broker: warning: index.html:46: <a href="./duplicated_updates_race.html"> leads to another page of the app, which the pod does not have (a pod is one page)',
-  );
+  assert.doesNotMatch(run.stderr, /warning/, "its pages are all in the pod");
   const frames: Record<string, string>[] = [];
   const visit = (node: ChildNode | Document) => {
     if ("tagName" in node && node.tagName === "iframe") {
@@ -182,23 +177,63 @@ Deno.test("import: webxdc-test.xdc imports unmodified: the page it frames become
   assert.doesNotMatch(srcdoc, /src="js\//);
 });
 
-Deno.test("import: links to the app's other pages are warned about, each on its line, and the app imports", async () => {
+Deno.test("import: the app's other pages are built into templates, with a webxdc.js that takes the page's; a link to a page the app lacks is warned about; a page that cannot be built is left out with a warning", async () => {
   await using dir = await tempDir();
   const page = PAGE.replace(
     "<p>app</p>",
-    '<p><a href="page.html#top">next</a> <a href="#here">here</a></p>',
+    '<p><a href="page.html#top">next</a> <a href="#here">here</a> <a href="/gone.html">gone</a></p>',
   );
   const path = await xdc(dir.path, "links.xdc", {
     "index.html": strToU8(page),
-    "page.html": strToU8("<!doctype html><p>another page</p>"),
+    "page.html": strToU8(
+      '<!doctype html><script src="webxdc.js"></script><script src="tool.js"></script><p>another page</p>',
+    ),
+    "tool.js": strToU8("window.tool = 1;"),
+    "broken.html": strToU8(
+      '<!doctype html>\n<script src="https://cdn.example/x.js"></script>',
+    ),
+    "notes.txt": strToU8("not a page"),
   });
-  const run = await cli(["import", path, "--out", join(dir.path, "out.html")]);
+  const out = join(dir.path, "out.html");
+  const run = await cli(["import", path, "--out", out]);
   assert.equal(run.code, 0, run.stderr);
-  assert.match(
-    run.stderr,
-    /^pod-broker: warning: index\.html:2: <a href="page\.html#top"> leads to another page of the app, which the pod does not have \(a pod is one page\)\n/,
+  assert.equal(
+    run.stderr.split("\n").filter((line) => line.includes("warning")).join(
+      "\n",
+    ),
+    [
+      'pod-broker: warning: index.html:2: <a href="/gone.html"> leads to a page the app does not have',
+      "pod-broker: warning: broken.html:2: remote reference 'https://cdn.example/x.js' (so the pod goes without broken.html)",
+    ].join("\n"),
   );
-  assert.doesNotMatch(run.stderr, /#here/);
+  const templates: Record<string, string>[] = [];
+  const visit = (node: ChildNode | Document) => {
+    if ("tagName" in node && node.tagName === "template") {
+      const attrs = Object.fromEntries(
+        node.attrs.map((a) => [a.name, a.value]),
+      );
+      const frame = (node as DefaultTreeAdapterTypes.Template).content
+        .childNodes[0] as DefaultTreeAdapterTypes.Element;
+      templates.push({
+        ...attrs,
+        frame: frame.tagName,
+        srcdoc: frame.attrs.find((a) => a.name === "srcdoc")!.value,
+      });
+    }
+    if ("childNodes" in node) node.childNodes.forEach(visit);
+  };
+  visit(parse(await readFile(out, "utf8")));
+  assert.deepEqual(templates.map((t) => [t["data-pod-page"], t.frame]), [[
+    "page.html",
+    "iframe",
+  ]]);
+  const built = templates[0]!.srcdoc!;
+  assert.match(built, /<p>another page<\/p>/);
+  assert.match(built, /window\.tool = 1;/);
+  assert.match(
+    built,
+    /<script>parent\[Symbol\.for\("pod-broker\.webxdc\.page"\)\]\(window\);<\/script>/,
+  );
 });
 
 const VITE_PAGE = `<!doctype html><html><head><meta charset=utf-8>
