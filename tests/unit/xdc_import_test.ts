@@ -234,6 +234,19 @@ Deno.test("import: the app's other pages are built into templates, with a webxdc
     built,
     /<script>parent\[Symbol\.for\("pod-broker\.webxdc\.page"\)\]\(window\);<\/script>/,
   );
+  // Bounded: an app with more than 64 other pages is refused, on one line.
+  const many = await xdc(dir.path, "many.xdc", {
+    "index.html": strToU8(PAGE),
+    ...Object.fromEntries(
+      Array.from({ length: 65 }, (_, i) => [`p${i}.html`, strToU8("<p>")]),
+    ),
+  });
+  const refused = await cli(["import", many]);
+  assert.equal(refused.code, 2, refused.stderr);
+  assert.equal(
+    refused.stderr,
+    `pod-broker: Cannot import '${many}': it has more than 64 pages\n`,
+  );
 });
 
 const VITE_PAGE = `<!doctype html><html><head><meta charset=utf-8>
