@@ -188,13 +188,21 @@ export async function buildPod(
     classic: options,
     depth: 0,
   };
-  const pages = await pageTemplates(options.pages, context);
-  const { built, problems, warnings } = await buildPage(html, page, context, [
-    ...(declared ? [declared] : []), // before all: first in the head
-    // Then the icon: it may share its offset with an edit that starts there.
-    ...(icon ? [icon] : []),
-    ...(pages.text ? [{ start: html.length, end: html.length, ...pages }] : []),
-  ]);
+  // One bundler for the page and its other pages.
+  const [pages, { built, problems, warnings }] = await withBundler(async () => {
+    const pages = await pageTemplates(options.pages, context);
+    return [
+      pages,
+      await buildPage(html, page, context, [
+        ...(declared ? [declared] : []), // before all: first in the head
+        // Then the icon: it may share its offset with an edit that starts there.
+        ...(icon ? [icon] : []),
+        ...(pages.text
+          ? [{ start: html.length, end: html.length, text: pages.text }]
+          : []),
+      ]),
+    ] as const;
+  });
   if (problems.length > 0) throw new BuildError(entry, problems);
   warnings.push(...pages.warnings);
   if (built.includes(SLOT_LITERAL)) {

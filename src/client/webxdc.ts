@@ -7,6 +7,10 @@
  * fragment names the instance, as for `joinRoom`), whose data channels
  * carry the updates (see `webxdc_runtime.ts` and `webxdc_sync.ts`).
  *
+ * Before that, it serves the app's files that `import` kept to the paths
+ * its scripts build (`webxdc_assets.ts`), and shows the app's other pages
+ * when a link leads there (`webxdc_pages.ts`).
+ *
  * `selfAddr` is kept in `localStorage` on a pod's own origin (stable per
  * browser and pod); where the page has no storage (the broker's host) it
  * lasts as long as the page, and the console says so once.
