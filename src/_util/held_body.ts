@@ -70,7 +70,12 @@ export function cloneHeld(response: HeldResponse): HeldResponse {
 export interface HeldRequestBody {
   /** The whole body, in a buffer of its own. */
   whole(): Promise<Uint8Array>;
-  /** The body as a stream that reads nothing until asked. */
+  /**
+   * The body as a stream that reads nothing until asked. Each chunk is its
+   * reader's alone once read (the runtime copied it from the socket, and
+   * keeps no reference): the reader may free its memory
+   * (`ArrayBuffer.prototype.transfer`) once it has copied it.
+   */
   stream(): ReadableStream<Uint8Array>;
 }
 

@@ -10,13 +10,17 @@
  * Once a quarter of an announced length has arrived (the client is
  * sending it), the bytes move to one buffer of that length, which the rest
  * fills and which becomes the blob: at most a quarter of the blob is
- * copied, and the peak is about one and a quarter blobs, where copying the
- * whole body to a fixed buffer at its end held two. The pages of that
- * buffer that the body has not reached yet are address space only (the
- * system gives them zeroed on first write), so the upload budget charges
- * the bytes received, not the length: a body that sends a quarter of
- * itself and then trickles holds that quarter, and what V8 counts on its
- * word is at most four times what arrived.
+ * copied, where copying the whole body to a fixed buffer at its end held
+ * two blobs. The pages of that buffer that the body has not reached yet
+ * are address space only (the system gives them zeroed on first write), so
+ * the upload budget charges the bytes received, not the length: a body
+ * that sends a quarter of itself and then trickles holds that quarter, and
+ * what V8 counts on its word is at most four times what arrived.
+ *
+ * A reader that can write in place (a byte stream's, see `readBody`) reads
+ * the rest straight into that buffer ({@linkcode BodyBuffer.rest}), so no
+ * chunk of it is allocated, and none is left for the garbage collector:
+ * chunks waiting for it took as much memory again as the blob.
  *
  * @module
  */
@@ -78,6 +82,35 @@ export class BodyBuffer {
     this.#size = end;
   }
 
+  /**
+   * Where the next bytes may be read in place: the part of the buffer of
+   * the announced length that the body has not reached, once that buffer
+   * is allocated and until it is full; else null. A read that writes into
+   * it moves it to a new `ArrayBuffer` (a BYOB read does), whose chunk goes
+   * to {@linkcode BodyBuffer.filled}, whether the read brought bytes or
+   * not.
+   */
+  rest(): Uint8Array | null {
+    if (this.#whole === null || this.#size === this.#capacity) return null;
+    return this.#whole.subarray(this.#size);
+  }
+
+  /**
+   * Takes the buffer back from a read into {@linkcode BodyBuffer.rest} and
+   * counts the bytes it wrote there: `chunk` is the read's result, a view
+   * of the same memory (its bytes right after those received before).
+   *
+   * @param chunk What the read returned.
+   */
+  filled(chunk: Uint8Array): void {
+    this.#whole = new Uint8Array(
+      chunk.buffer as ArrayBuffer,
+      0,
+      this.#capacity,
+    );
+    this.#size += chunk.length;
+  }
+
   /** The bytes received so far (a view, valid until the next append). */
   received(): Uint8Array {
     return this.#whole?.subarray(0, this.#size) ??
@@ -92,6 +125,10 @@ export class BodyBuffer {
 
   /** Gives the memory back now (the upload was refused). */
   drop(): void {
+    // Not when a read that was given the buffer still has it (it was cut
+    // off): the buffer goes with the read.
+    const whole = this.#whole?.buffer as ArrayBuffer | undefined;
+    if (whole !== undefined && !whole.detached) whole.transfer(0);
     this.#whole = null;
     this.#growing = this.#growing.transfer(0);
   }
