@@ -7,7 +7,7 @@
  * `blob:` URLs of them, which the pod's policy allows, before any load
  * starts: the `src`, `href` and `poster` an app sets (as a property, with
  * `setAttribute`, or in markup given to `innerHTML`, `outerHTML` and
- * `insertAdjacentHTML`), and the URLs given to `fetch` and
+ * `insertAdjacentHTML`), and the URLs given to `new Audio`, `fetch` and
  * `XMLHttpRequest`. A path the bundle does not hold is left as it is.
  *
  * @module
@@ -134,6 +134,12 @@ function serveIn(
   w.Element.prototype.insertAdjacentHTML = function (where, html) {
     insertAdjacentHTML.call(this, where, markup(String(html)));
   };
+  const NativeAudio = w.Audio;
+  const Audio = function (src?: string) {
+    return new NativeAudio(src === undefined ? src : swap(String(src)));
+  } as unknown as typeof NativeAudio;
+  Audio.prototype = NativeAudio.prototype;
+  w.Audio = Audio;
   const { fetch } = w;
   w.fetch = (input, init) =>
     fetch(

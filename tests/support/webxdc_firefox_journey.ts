@@ -71,6 +71,7 @@ await withChromiumAndFirefox(async (chromium, firefox) => {
     ASSET_IMAGES,
     ASSET_WORDS,
     ASSET_WORDS,
+    true,
   ]);
   await page.close();
 });

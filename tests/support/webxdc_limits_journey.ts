@@ -11,9 +11,9 @@
 // of the bundle) passes, and its update check too, across a reload
 // too (with the update its unload script sends). An app whose script builds
 // the paths of its files at run time (an image's src as a property, with
-// setAttribute, in innerHTML and insertAdjacentHTML markup; fetch and
-// XMLHttpRequest of a JSON file) gets them from the pod, with no request
-// the policy refuses.
+// setAttribute, in innerHTML and insertAdjacentHTML markup; a sound by new
+// Audio; fetch and XMLHttpRequest of a JSON file) gets them from the pod,
+// with no request the policy refuses.
 // Exits non-zero with the failed assertion; prints "journey ok" at the end.
 // Usage: deno run -A tests/support/webxdc_limits_journey.ts
 import assert from "node:assert/strict";
@@ -30,6 +30,8 @@ const SHARED = new URL("../../../shared/webxdc/", import.meta.url).pathname;
 const HELLO = `${SHARED}hello.xdc`;
 const WAIT = { timeout: 20_000 };
 const DOT = new URL("../testdata/build/app/img/dot.png", import.meta.url)
+  .pathname;
+const BEEP = new URL("../testdata/build/app/media/beep.wav", import.meta.url)
   .pathname;
 
 /** Makes the page's summaries lie, and keeps its connections to look at. */
@@ -249,6 +251,9 @@ const x = new XMLHttpRequest();
 x.open("GET", "data/words.json");
 x.onload = () => { window.requested = JSON.parse(x.responseText).words; };
 x.send();
+const sound = new Audio("sounds/" + "beep.wav");
+sound.addEventListener("loadedmetadata", () => { window.heard = sound.duration > 0; });
+sound.addEventListener("error", () => { window.heard = false; });
 </script>`;
 
 /**
@@ -277,6 +282,8 @@ export async function publishAssetsApp(broker: string): Promise<string> {
     await mkdir(join(folder, "data"));
     await writeFile(join(folder, "index.html"), ASSETS_PAGE);
     await copyFile(DOT, join(folder, "img", "dot.png"));
+    await mkdir(join(folder, "sounds"));
+    await copyFile(BEEP, join(folder, "sounds", "beep.wav"));
     await writeFile(
       join(folder, "data", "words.json"),
       JSON.stringify({ words: ASSET_WORDS }),
@@ -294,19 +301,22 @@ export async function publishAssetsApp(broker: string): Promise<string> {
  * What the app got once it is done: the images that loaded, and the words
  * read by fetch and by XHR (run in the page).
  */
-export function assetsSeen(): false | [string[], unknown, unknown] {
+export function assetsSeen(): false | [string[], unknown, unknown, boolean] {
   const w = globalThis as unknown as {
     fetched?: string[];
     requested?: string[];
+    heard?: boolean;
   };
   const images = [...document.images];
-  if (!w.fetched || !w.requested || !images.every((i) => i.complete)) {
-    return false;
-  }
+  if (
+    !w.fetched || !w.requested || w.heard === undefined ||
+    !images.every((i) => i.complete)
+  ) return false;
   return [
     images.filter((image) => image.naturalWidth > 0).map((image) => image.id),
     w.fetched,
     w.requested,
+    w.heard,
   ];
 }
 
@@ -318,7 +328,7 @@ async function assetsJourney(browser: Browser): Promise<void> {
   const seen = await page.waitForFunction(assetsSeen, undefined, WAIT);
   assert.deepEqual(
     await seen.jsonValue(),
-    [ASSET_IMAGES, ASSET_WORDS, ASSET_WORDS],
+    [ASSET_IMAGES, ASSET_WORDS, ASSET_WORDS, true],
     lines.join("\n"),
   );
   assert.ok(
