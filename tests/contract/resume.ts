@@ -52,6 +52,45 @@ async function peersAre(url: string, peers: number): Promise<void> {
 
 const candidate = (n: number) => ({ candidate: { candidate: `c${n}` } });
 
+/** `other` sends the away peer `to` three candidates, and hears nothing back. */
+async function sendWhileAway(other: TestClient, to: string): Promise<void> {
+  for (let n = 0; n < 3; n++) {
+    other.send({ type: "signal", to, data: candidate(n) });
+  }
+  await assertNothingElse(other);
+}
+
+/**
+ * A new socket at `wsUrl` joins `session` with `token`: it gets `peerId`
+ * back beside `otherId`, then the three candidates sent meanwhile, in
+ * order, and nothing more.
+ *
+ * @returns The socket and its `joined`.
+ */
+async function resumeAt(
+  wsUrl: string,
+  session: string,
+  joined: Frame,
+  otherId: string,
+): Promise<{ back: TestClient; resumed: Frame }> {
+  const back = new TestClient(wsUrl);
+  await back.opened();
+  back.send({ type: "join", session, resume: joined.resume });
+  const resumed = await back.next();
+  assert.equal(resumed.type, "joined", JSON.stringify(resumed));
+  assert.equal(resumed.peerId, joined.peerId);
+  assert.deepEqual(resumed.peers, [otherId]);
+  for (let n = 0; n < 3; n++) {
+    assert.deepEqual(await back.next(), {
+      type: "signal",
+      from: otherId,
+      data: candidate(n),
+    });
+  }
+  await assertNothingElse(back);
+  return { back, resumed };
+}
+
 test("resume: joined carries a token; after a lost connection a join with it keeps the id and place, and gets what was sent meanwhile, in order", async (api) => {
   await using t = await startServer(api);
   const other = new TestClient(t.wsUrl);
@@ -64,27 +103,15 @@ test("resume: joined carries a token; after a lost connection a join with it kee
   });
   await drop();
   await peersAre(t.url, 1);
-  for (let n = 0; n < 3; n++) {
-    other.send({ type: "signal", to: joined.peerId, data: candidate(n) });
-  }
-  await assertNothingElse(other);
-  const back = new TestClient(t.wsUrl);
-  await back.opened();
-  back.send({ type: "join", session: "resume-one", resume: joined.resume });
-  const resumed = await back.next();
-  assert.equal(resumed.type, "joined", JSON.stringify(resumed));
-  assert.equal(resumed.peerId, joined.peerId);
-  assert.deepEqual(resumed.peers, [otherId]);
+  await sendWhileAway(other, joined.peerId);
+  const { back, resumed } = await resumeAt(
+    t.wsUrl,
+    "resume-one",
+    joined,
+    otherId,
+  );
   assert.match(resumed.resume, TOKEN);
   assert.notEqual(resumed.resume, joined.resume, "a fresh token each time");
-  for (let n = 0; n < 3; n++) {
-    assert.deepEqual(await back.next(), {
-      type: "signal",
-      from: otherId,
-      data: candidate(n),
-    });
-  }
-  await assertNothingElse(back);
   // The others saw nobody leave or join.
   await assertNothingElse(other);
   // Signals flow both ways again.
@@ -281,29 +308,8 @@ test("resume: a peer drained off one broker resumes on another through Redis, ke
   const closing = a.server.close();
   assert.deepEqual(await mover.next(), { type: "reconnect" });
   assert.equal((await mover.closed).code, 1012);
-  for (let n = 0; n < 3; n++) {
-    other.send({ type: "signal", to: joined.peerId, data: candidate(n) });
-  }
-  await assertNothingElse(other);
-  const back = new TestClient(b.wsUrl);
-  await back.opened();
-  back.send({
-    type: "join",
-    session: "resume-across",
-    resume: joined.resume,
-  });
-  const resumed = await back.next();
-  assert.equal(resumed.type, "joined", JSON.stringify(resumed));
-  assert.equal(resumed.peerId, joined.peerId);
-  assert.deepEqual(resumed.peers, [otherId]);
-  for (let n = 0; n < 3; n++) {
-    assert.deepEqual(await back.next(), {
-      type: "signal",
-      from: otherId,
-      data: candidate(n),
-    });
-  }
-  await assertNothingElse(back);
+  await sendWhileAway(other, joined.peerId);
+  const { back } = await resumeAt(b.wsUrl, "resume-across", joined, otherId);
   await assertNothingElse(other);
   other.send({ type: "signal", to: joined.peerId, data: candidate(7) });
   assert.deepEqual((await back.next()).data, candidate(7));
