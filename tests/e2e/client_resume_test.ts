@@ -11,18 +11,9 @@ import { joinRoom } from "../../src/client/mod.ts";
 import { silentLogger } from "../../src/_util/log.ts";
 import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { LocalBus } from "../../src/signaling/bus/mod.ts";
+import { fakeCertificate } from "../support/fake_certificate.ts";
 
-Object.assign(globalThis, {
-  RTCPeerConnection: {
-    generateCertificate: () =>
-      Promise.resolve({
-        getFingerprints: () => [{
-          algorithm: "sha-256",
-          value: Array.from({ length: 32 }, () => "00").join(":"),
-        }],
-      }),
-  },
-});
+fakeCertificate(() => 0);
 
 /** The global WebSocket, recording every frame sent and received. */
 function recordFrames(): {

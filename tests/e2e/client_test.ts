@@ -14,6 +14,7 @@ import { MemoryRegistry } from "../../src/registries/memory.ts";
 import { browserTest, chromiumNotice, runJourney } from "../support/browser.ts";
 import { bundleClient } from "../support/client_bundle.ts";
 import { startServer } from "../support/helpers.ts";
+import { fakeCertificate } from "../support/fake_certificate.ts";
 
 /**
  * The size budget of the minified and gzipped client (media and private
@@ -39,20 +40,7 @@ Deno.test("client bundle: at most 6.5 KiB minified and gzipped", async () => {
 
 // Deno has no WebRTC: the room's certificate, with the fingerprint
 // 00:01:…:1F (so the peer's id is ALPHABET[0..15]).
-Object.assign(globalThis, {
-  RTCPeerConnection: {
-    generateCertificate: () =>
-      Promise.resolve({
-        getFingerprints: () => [{
-          algorithm: "sha-256",
-          value: Array.from(
-            { length: 32 },
-            (_, i) => i.toString(16).padStart(2, "0"),
-          ).join(":"),
-        }],
-      }),
-  },
-});
+fakeCertificate((i) => i);
 
 /**
  * Replaces the global WebSocket with one that records what it sends, so a
