@@ -14,10 +14,10 @@
  */
 
 import { lstat, readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { extname, join } from "node:path";
 import { encodeBase64 } from "../_util/encoding.ts";
 import { keyProblem, keyRefusal } from "./confine.ts";
-import { MEDIA_TYPES } from "./inline.ts";
+import { mediaTypeOf } from "./inline.ts";
 import { XDC_MAX_ENTRIES, XdcError } from "./xdc.ts";
 
 /**
@@ -103,10 +103,7 @@ export function assetsStatement(assets: Assets): string {
 }
 
 function typeOf(name: string): string | undefined {
-  const extension = /\.[^./]*$/.exec(name)?.[0].toLowerCase() ?? "";
-  return Object.hasOwn(MEDIA_TYPES, extension)
-    ? MEDIA_TYPES[extension]
-    : Object.hasOwn(DATA_TYPES, extension)
-    ? DATA_TYPES[extension]
-    : undefined;
+  const extension = extname(name).toLowerCase();
+  return mediaTypeOf(name) ??
+    (Object.hasOwn(DATA_TYPES, extension) ? DATA_TYPES[extension] : undefined);
 }
