@@ -17,6 +17,7 @@ import {
 import { runCommand, sleep, startServer, tempDir } from "./_servers.ts";
 import { type ContractApi, test } from "./_suite.ts";
 import { parseRawResponse, RawConnection } from "./_wire.ts";
+import { encoding, numberOf } from "../support/little_endian.ts";
 
 /** A signed pod's text, its manifest's base64 payload, and the manifest. */
 function manifestOf(pod: Uint8Array) {
@@ -258,6 +259,63 @@ test("POST /pods refuses an identity-point key with signature_invalid", async (a
     422,
     "signature_invalid",
   );
+});
+
+const FIELD_PRIME = 2n ** 255n - 19n;
+const GROUP_ORDER = 2n ** 252n + 27742317777372353535851937790883648493n;
+/** The `y` of one point of order 8; the other's is p minus it. */
+const ORDER_8_Y = numberOf(Uint8Array.from(
+  "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"
+    .match(/../g)!,
+  (byte) => parseInt(byte, 16),
+));
+/**
+ * Every `y` of a point of small order (0, 1, p - 1 and the two of order 8),
+ * and the encodings of 0 and 1 at or above p.
+ */
+const SMALL_ORDER_Y = [
+  0n,
+  1n,
+  FIELD_PRIME - 1n,
+  ORDER_8_Y,
+  FIELD_PRIME - ORDER_8_Y,
+  FIELD_PRIME,
+  FIELD_PRIME + 1n,
+];
+
+test("verify refuses every key or R of small order, S at or above the group order and a key's y at or above p, as libsodium does", async (api) => {
+  const message = new TextEncoder().encode("any message at all");
+  const smallOrder = SMALL_ORDER_Y.flatMap((y) => [
+    encoding(y),
+    encoding(y, true),
+  ]);
+  // A key and R of small order with S = 0 pass the bare equation for some
+  // messages (the identity's key and R for every message).
+  const zero = new Uint8Array(32);
+  for (const key of smallOrder) {
+    for (const r of smallOrder) {
+      assert.equal(
+        await api.verify(new Uint8Array([...r, ...zero]), message, key),
+        false,
+        `key ${numberOf(key).toString(16)}, R ${numberOf(r).toString(16)}`,
+      );
+    }
+  }
+  const seed = crypto.getRandomValues(new Uint8Array(32));
+  const key = await api.publicKeyFromSeed(seed);
+  const signature = await api.sign(message, seed);
+  assert.equal(await api.verify(signature, message, key), true);
+  // The same S plus the group order: the same scalar, not its canonical form.
+  const s = numberOf(signature.subarray(32));
+  const wide = new Uint8Array([
+    ...signature.subarray(0, 32),
+    ...encoding(s + GROUP_ORDER),
+  ]);
+  assert.equal(await api.verify(wide, message, key), false);
+  // A key whose y is at or above p: the same point as y - p, named twice.
+  for (let y = FIELD_PRIME + 2n; y < 2n ** 255n; y++) {
+    assert.equal(await api.verify(signature, message, encoding(y)), false);
+  }
 });
 
 test("POST /pods answers storage_failed when the registry throws, storing nothing", async (api) => {

@@ -29,6 +29,7 @@ const NEUTRAL_SUPPORT = [
   "host_request.ts",
   "wait.ts",
   "nostr_sign.ts",
+  "little_endian.ts",
 ];
 
 const NODE_CASES = CASES.filter((c) => c.only?.runtime !== "deno");
