@@ -8,8 +8,7 @@
  * @module
  */
 
-import { createReadStream } from "node:fs";
-import process from "node:process";
+import { nodeBuiltin } from "../_util/host.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** The largest input read: a pod is far smaller (a broker's default is 50 MiB). */
@@ -61,13 +60,16 @@ export async function readInput(path: string): Promise<Input> {
   // `/dev/stdin` is read as standard input, not opened: where standard input
   // is a socket (a program's spawned child on Node), opening it fails.
   const stdin = path === "-" || path === "/dev/stdin";
+  const process = nodeBuiltin("node:process");
   if (stdin && process.stdin.isTTY) {
     // Nothing was piped in: waiting for the terminal would look like a hang.
     throw new UsageError(
       `Cannot read '${path}': standard input is a terminal; pipe a page into it (pod-broker build index.html | ...)`,
     );
   }
-  const source = stdin ? process.stdin : createReadStream(path);
+  const source = stdin
+    ? process.stdin
+    : nodeBuiltin("node:fs").createReadStream(path);
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {

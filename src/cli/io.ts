@@ -6,39 +6,31 @@
  * @module
  */
 
-import { readFile } from "node:fs/promises";
-import process from "node:process";
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { nodeBuiltin, writeStderr, writeStdout } from "../_util/host.ts";
+import {
+  FlagError,
+  type FlagSpecs,
+  type ParsedFlags,
+  parseFlags,
+} from "./flags.ts";
 import { decodePrivateKeyPem } from "../pod/keys.ts";
 import { fileProblem } from "./input.ts";
 import { UsageError } from "./usage_error.ts";
 
 /** What {@linkcode parse} returns for the flags `T`. */
-export type Parsed<T extends NonNullable<ParseArgsConfig["options"]>> =
-  ReturnType<
-    typeof parseArgs<{
-      args: string[];
-      options: T;
-      allowPositionals: boolean;
-      strict: true;
-    }>
-  >;
+export type Parsed<T extends FlagSpecs> = ParsedFlags<T>;
 
-/** `parseArgs` with strict flags; a bad flag is a {@linkcode UsageError}. */
-export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
+/** Strict flags ({@linkcode parseFlags}); a bad flag is a {@linkcode UsageError}. */
+export function parse<const T extends FlagSpecs>(
   args: string[],
   options: T,
   allowPositionals: boolean,
 ): Parsed<T> {
   try {
-    return parseArgs({
-      args: joinDashValues(args, options),
-      options,
-      allowPositionals,
-      strict: true,
-    });
+    return parseFlags(joinDashValues(args, options), options, allowPositionals);
   } catch (error) {
-    throw new UsageError((error as Error).message.split("\n")[0]!);
+    if (!(error instanceof FlagError)) throw error;
+    throw new UsageError(error.message);
   }
 }
 
@@ -46,13 +38,13 @@ export function parse<T extends NonNullable<ParseArgsConfig["options"]>>(
  * `args` with `--name VALUE` written `--name=VALUE` where `name` takes a
  * string and VALUE starts with a dash but names no option of the command
  * (nor is `--`): a public key in base64url can start with "-" or "--"
- * (`list --owner -Kq...`), and `parseArgs` refuses such a value given
+ * (`list --owner -Kq...`), and the parser refuses such a value given
  * apart, as "ambiguous" or as an unknown option. A forgotten value
  * (`--owner --data-dir x`) is still refused.
  */
 function joinDashValues(
   args: string[],
-  options: NonNullable<ParseArgsConfig["options"]>,
+  options: FlagSpecs,
 ): string[] {
   const shorts = new Set(
     Object.values(options).flatMap((o) => (o.short ? [`-${o.short}`] : [])),
@@ -93,13 +85,13 @@ export function onePositional(
 
 /** Writes `text` to standard output; returns exit code 0. */
 export function print(text: string): number {
-  process.stdout.write(text);
+  writeStdout(text);
   return 0;
 }
 
 /** Writes one line (or more) to standard error. */
 export function stderr(text: string): void {
-  process.stderr.write(text);
+  writeStderr(text);
 }
 
 /**
@@ -109,7 +101,7 @@ export function stderr(text: string): void {
 export async function readKey(path: string): Promise<Uint8Array> {
   let text: string;
   try {
-    text = await readFile(path, "utf8");
+    text = await nodeBuiltin("node:fs/promises").readFile(path, "utf8");
   } catch (error) {
     const missing = (error as { code?: string }).code === "ENOENT";
     throw new UsageError(

@@ -12,7 +12,7 @@
  * @module
  */
 
-import process from "node:process";
+import { hostVersions } from "../_util/host.ts";
 import { print, stderr } from "./io.ts";
 import { type CreateSignalServer, serve } from "./serve.ts";
 import { UsageError } from "./usage_error.ts";
@@ -36,7 +36,7 @@ export async function runCli(
   createSignalServer: CreateSignalServer,
 ): Promise<number> {
   try {
-    const tooOld = runtimeProblem(process.versions);
+    const tooOld = runtimeProblem(hostVersions());
     if (tooOld !== undefined) {
       stderr(`${tooOld}\n`); // "pod-broker needs Node ...": one line
       return 2;

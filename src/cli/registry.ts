@@ -5,15 +5,7 @@
  * @module
  */
 
-import {
-  existsSync,
-  mkdirSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
-import { join } from "node:path";
-import process from "node:process";
+import { hostEnv, hostPid, nodeBuiltin } from "../_util/host.ts";
 import { MemoryRegistry } from "../registries/memory.ts";
 import type { Registry } from "../registries/types.ts";
 import { UsageError } from "./usage_error.ts";
@@ -23,7 +15,7 @@ import { missingPermission } from "./permission.ts";
 export interface RegistryLocation {
   /** The `--database-url` value. */
   databaseUrl?: string | undefined;
-  /** The environment (`DATABASE_URL`). @default {process.env} */
+  /** The environment (`DATABASE_URL`). @default {the process environment} */
   env?: Record<string, string | undefined>;
   /**
    * Whether a broker may be running on it (operator commands): then SQLite
@@ -51,7 +43,7 @@ export async function openRegistry(
   dataDir: string | undefined,
   location: RegistryLocation = {},
 ): Promise<Registry> {
-  const { databaseUrl, env = process.env } = location;
+  const { databaseUrl, env = hostEnv() } = location;
   if (kind !== "memory" && kind !== "sqlite" && kind !== "postgres") {
     throw new UsageError(
       `Cannot use --registry '${kind}': expected memory, sqlite or postgres`,
@@ -77,7 +69,11 @@ export async function openRegistry(
   // The operator's commands read a broker's data: a directory without its
   // database is a typo, and making one there would hide it.
   if (location.besideBroker === true) assertBrokerData(dataDir);
-  const probe = join(dataDir, `.write-probe-${process.pid}`);
+  const { mkdirSync, rmSync, writeFileSync } = nodeBuiltin("node:fs");
+  const probe = nodeBuiltin("node:path").join(
+    dataDir,
+    `.write-probe-${hostPid()}`,
+  );
   try {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(probe, "");
@@ -138,12 +134,13 @@ async function openPostgres(
  * broker makes as it starts), so that nothing is created there.
  */
 function assertBrokerData(dataDir: string): void {
+  const { existsSync } = nodeBuiltin("node:fs");
   if (!existsSync(dataDir)) {
     throw new UsageError(
       `Cannot use --data-dir '${dataDir}': no such directory: pass the data directory of the broker`,
     );
   }
-  if (!existsSync(join(dataDir, "pods.sqlite"))) {
+  if (!existsSync(nodeBuiltin("node:path").join(dataDir, "pods.sqlite"))) {
     throw new UsageError(
       `Cannot use --data-dir '${dataDir}': no pods.sqlite in it: pass the data directory of the broker (it makes pods.sqlite as it starts)`,
     );
@@ -153,6 +150,7 @@ function assertBrokerData(dataDir: string): void {
 /** Whether `path` exists and is not a directory. */
 function isNonDirectory(path: string): boolean {
   try {
+    const { statSync } = nodeBuiltin("node:fs");
     return statSync(path, { throwIfNoEntry: false })?.isDirectory() === false;
   } catch {
     return false; // a file above it, say: the write probe says so

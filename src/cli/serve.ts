@@ -8,7 +8,7 @@
  * @module
  */
 
-import process from "node:process";
+import { hostPid, offSignal, onSignal } from "../_util/host.ts";
 import { print } from "./io.ts";
 import {
   describeOptionError,
@@ -93,8 +93,8 @@ export async function serve(
   const stop = Promise.withResolvers<string>();
   const onInt = () => stop.resolve("SIGINT");
   const onTerm = () => stop.resolve("SIGTERM");
-  process.on("SIGINT", onInt);
-  process.on("SIGTERM", onTerm);
+  onSignal("SIGINT", onInt);
+  onSignal("SIGTERM", onTerm);
   const shown = server.hostname.includes(":")
     ? `[${server.hostname}]`
     : server.hostname;
@@ -103,7 +103,7 @@ export async function serve(
     `pod-broker ${VERSION} listening on http://${shown}:${server.port}`,
     {
       // The process to signal (a wrapper such as npx has a PID of its own).
-      pid: process.pid,
+      pid: hostPid(),
       registry: kind,
       ...(server.metricsPort === null ? {} : {
         metrics: `http://${
@@ -124,14 +124,14 @@ export async function serve(
         ),
     );
   };
-  if (denyList) process.on("SIGHUP", reload);
+  if (denyList) onSignal("SIGHUP", reload);
   const signal = await stop.promise;
-  process.off("SIGHUP", reload);
+  if (denyList) offSignal("SIGHUP", reload);
   // close() drains: /health says so, and the sockets go over the window.
   jsonLogger("info", "Shutting down", { signal });
   await server.close();
-  process.off("SIGINT", onInt);
-  process.off("SIGTERM", onTerm);
+  offSignal("SIGINT", onInt);
+  offSignal("SIGTERM", onTerm);
   await bus?.close();
   await registry.close?.();
   return 0;

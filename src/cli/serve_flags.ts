@@ -1,6 +1,6 @@
 /**
  * The `serve` command's flags, all derived from the options table
- * (`config/table.ts`): the `parseArgs` configuration, the `--help` lines,
+ * (`config/table.ts`): the flag specs, the `--help` lines,
  * and the conversion of flag text into `createSignalServer` options by each
  * kind's `fromText`. The CLI-only rows (`--registry`, `--bus` and their
  * locations) are read here too, with {@linkcode openBus}.
@@ -8,8 +8,8 @@
  * @module
  */
 
-import process from "node:process";
-import type { ParseArgsConfig } from "node:util";
+import { hostEnv } from "../_util/host.ts";
+import type { FlagSpec, FlagSpecs } from "./flags.ts";
 import { jsonLogger } from "../_util/log.ts";
 import {
   argOf,
@@ -30,25 +30,23 @@ import { suggest } from "./suggest.ts";
 import { UsageError } from "./usage_error.ts";
 import { missingPermission } from "./permission.ts";
 
-/** Flag values as `parseArgs` returns them. */
+/** Flag values as `parseFlags` returns them. */
 export type FlagValues = Record<
   string,
   string | boolean | string[] | undefined
 >;
 
-type FlagConfig = NonNullable<ParseArgsConfig["options"]>;
-
 /** The flags every command has besides the table's. */
 const STANDARD_FLAGS = {
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
-} as const satisfies FlagConfig;
+} as const satisfies FlagSpecs;
 
-/** The `parseArgs` options of `serve`, one per row with a flag. */
-export function serveFlagConfig(
+/** The flags of `serve`, one per row with a flag. */
+export function serveFlagSpecs(
   table: readonly TableRow[] = TABLE,
-): FlagConfig {
-  const config: FlagConfig = { ...STANDARD_FLAGS };
+): FlagSpecs {
+  const config: Record<string, FlagSpec> = { ...STANDARD_FLAGS };
   for (const row of table) {
     if (row.flag === null) continue;
     config[row.flag] = KINDS[row.kind].flagType === "boolean"
@@ -72,7 +70,7 @@ export function parseServeArgs(
   args: readonly string[],
   table: readonly TableRow[] = TABLE,
 ): FlagValues {
-  const config = serveFlagConfig(table);
+  const config = serveFlagSpecs(table);
   const known = Object.keys(config);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -103,7 +101,7 @@ export function parseServeArgs(
 }
 
 /** Whether `arg` is short flags written together, such as `-hV`. */
-function isShortCluster(arg: string, config: FlagConfig): boolean {
+function isShortCluster(arg: string, config: FlagSpecs): boolean {
   const shorts = new Set(Object.values(config).map((spec) => spec.short));
   return [...arg.slice(1)].every((letter) => shorts.has(letter));
 }
@@ -157,7 +155,7 @@ export interface ServeOptionsFromFlags<
  * or a secret file is read here). Ranges and the rest are checked by
  * `resolveOptions`.
  *
- * @param values What `parseArgs` returned.
+ * @param values What `parseFlags` returned.
  * @param env The environment (for secrets given by variable).
  * @param table The options table.
  * @returns The options, the text they came from, and the CLI-only values.
@@ -167,7 +165,7 @@ export async function optionsFromFlags<
   const Rows extends readonly TableRow[] = typeof TABLE,
 >(
   values: FlagValues,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = hostEnv(),
   table: Rows = TABLE as unknown as Rows,
 ): Promise<ServeOptionsFromFlags<Rows>> {
   const options: Record<string, unknown> = {};
@@ -242,7 +240,7 @@ function setAt(object: Record<string, unknown>, key: string, value: unknown) {
  * default), a `RedisBus` for `redis` (its module, and the Redis client, are
  * loaded only then). The caller closes it after the server.
  *
- * @param values What `parseArgs` returned.
+ * @param values What `parseFlags` returned.
  * @param env The environment (`REDIS_URL`).
  * @returns The bus, or undefined for the in-process default.
  * @throws {UsageError} For a bad choice, a missing or bad URL, or a Redis
@@ -250,7 +248,7 @@ function setAt(object: Record<string, unknown>, key: string, value: unknown) {
  */
 export async function openBus(
   values: FlagValues,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = hostEnv(),
 ): Promise<Bus | undefined> {
   const busRow = cliRow("bus");
   const urlRow = cliRow("redis-url");

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { readFileSync } from "node:fs";
+import { nodeBuiltin } from "../_util/host.ts";
 import { type IceServer, isIceUrl, isTurnUrl } from "../signaling/ice.ts";
 import type { Logger } from "../_util/log.ts";
 import { type Bus, isBus } from "../signaling/bus/mod.ts";
@@ -43,7 +43,7 @@ export type RefuseText = (reason: string, verb?: "use" | "read") => never;
 
 /** One option kind. */
 export interface Kind<T> {
-  /** How `parseArgs` reads the flag: a switch, or a value. */
+  /** How the command line reads the flag: a switch, or a value. */
   readonly flagType: "boolean" | "string";
   /**
    * Checks a value given in code.
@@ -233,7 +233,7 @@ export const KINDS: Kinds = {
     fromText(path, _row, refuse) {
       let text = "";
       try {
-        text = readFileSync(path, "utf8");
+        text = nodeBuiltin("node:fs").readFileSync(path, "utf8");
       } catch (error) {
         refuse((error as { code?: string }).code ?? "unreadable", "read");
       }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
+import { createSha256 } from "../_util/hash.ts";
 import type { HeldRequest } from "../_util/held_body.ts";
 import { BrokerError } from "./problem.ts";
 import type { UploadBudget, UploadReservation } from "./upload_budget.ts";
@@ -150,7 +150,7 @@ async function readSmallBody(
     if (!reservation.grow(blob.length)) throw busy();
     return {
       blob,
-      sha256: new Uint8Array(createHash("sha256").update(blob).digest()),
+      sha256: new Uint8Array(createSha256().update(blob).digest()),
     };
   } catch (error) {
     // The read left behind settles when the connection goes.
@@ -190,7 +190,7 @@ async function readBody(
 ): Promise<
   { blob: Uint8Array; sha256: Uint8Array; content: ScannedContent | null }
 > {
-  const hash = createHash("sha256");
+  const hash = createSha256();
   if (body === null) {
     return {
       blob: new Uint8Array(0),

@@ -9,7 +9,7 @@
  */
 
 import { lastListValue } from "../_util/text.ts";
-import process from "node:process";
+import { onExit, onStdoutError, writeStdout } from "../_util/host.ts";
 
 /** One answered request, for {@linkcode formatAccessLine}. */
 export interface AccessLogEntry {
@@ -152,14 +152,20 @@ export function stdoutAccessLogSink(line: string): void {
     // take the broker down: the access log stops, the broker goes on. What
     // waits is written when the process exits.
     guarded = true;
-    process.stdout.on("error", () => {
+    onStdoutError(() => {
       stdoutGone = true;
     });
-    process.once("exit", flushAccessLog);
+    onExit(flushAccessLog);
   }
   pending.push(line);
-  if (pending.length === 1) setTimeout(flushAccessLog, FLUSH_MS);
-  else if (pending.length >= FLUSH_LINES) flushAccessLog();
+  if (pending.length >= FLUSH_LINES) flushAccessLog();
+  else if (pending.length === 1) {
+    // A line after a quiet spell goes at once (no timer: on Deno the first
+    // one loads the runtime's timers, about 10 ms of a start's first
+    // request); those that follow it within FLUSH_MS wait for the batch.
+    if (performance.now() - lastFlush >= FLUSH_MS) flushAccessLog();
+    else setTimeout(flushAccessLog, FLUSH_MS);
+  }
 }
 
 /**
@@ -187,13 +193,16 @@ function isoTime(time: number): string {
 const pending: string[] = [];
 let guarded = false;
 let stdoutGone = false;
+/** When lines were last written (`performance.now()`). */
+let lastFlush = Number.NEGATIVE_INFINITY;
 
 function flushAccessLog(): void {
+  lastFlush = performance.now();
   if (pending.length === 0 || stdoutGone) return;
   const text = `${pending.join("\n")}\n`;
   pending.length = 0;
   try {
-    process.stdout.write(text);
+    writeStdout(text);
   } catch {
     stdoutGone = true;
   }

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { readFile } from "node:fs/promises";
+import { nodeBuiltin } from "../_util/host.ts";
 import { decodeBase64Url } from "../_util/encoding.ts";
 
 /** The entries of a deny list. */
@@ -198,7 +198,7 @@ export class DenyList {
     }
     let text: string;
     try {
-      text = await readFile(path, "utf8");
+      text = await nodeBuiltin("node:fs/promises").readFile(path, "utf8");
     } catch (error) {
       const code = (error as { code?: string }).code ?? "unreadable";
       throw new DenyListError(

@@ -21,8 +21,7 @@
  * @module
  */
 
-import process from "node:process";
-import { clearTimeout, setTimeout } from "node:timers";
+import { residentBytes, unrefTimer } from "../_util/host.ts";
 import { isKnownCloseCode } from "../signaling/close.ts";
 import { SIGNAL_ERROR_CODES } from "../signaling/messages.ts";
 import type { SignalingObserver } from "../signaling/types.ts";
@@ -286,7 +285,7 @@ export class Metrics implements Disposable, SignalingObserver, CompatObserver {
       this.#eventLoop.observe(Math.max(0, late) / 1000);
       this.#sample(every);
     }, every);
-    this.#timer.unref?.();
+    unrefTimer(this.#timer);
   }
 
   /**
@@ -433,7 +432,7 @@ export class Metrics implements Disposable, SignalingObserver, CompatObserver {
       out,
       "process_resident_memory_bytes",
       "Resident memory size in bytes.",
-      process.memoryUsage.rss(),
+      residentBytes(),
     );
     gauge(
       out,

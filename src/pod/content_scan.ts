@@ -10,7 +10,8 @@
  * @module
  */
 
-import { createHash, type Hash } from "node:crypto";
+import type { Hash } from "node:crypto";
+import { createSha256 } from "../_util/hash.ts";
 import { findSlots, SLOT_LITERAL } from "./format.ts";
 
 /** The signed content's digest, and where the payload it skipped is. */
@@ -47,7 +48,7 @@ const LESS_THAN = 0x3c;
  * ```
  */
 export class ContentScan {
-  readonly #hash: Hash = createHash("sha256");
+  readonly #hash: Hash = createSha256();
   /** Bytes before this offset are hashed, or skipped as payload. */
   #done = 0;
   /** Where the search for the slot goes on. */

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { clearTimeout, setTimeout } from "node:timers";
+import { unrefTimer } from "../_util/host.ts";
 
 /** How long counted hits wait before they are written together. */
 export const HITS_WRITE_MS = 1_000;
@@ -145,6 +145,6 @@ export class HitBatcher {
     if (this.#timer !== undefined || this.#closed) return;
     this.#timer = setTimeout(() => void this.flush(), this.#delayMs);
     // Counting hits never keeps a process alive.
-    this.#timer.unref();
+    unrefTimer(this.#timer);
   }
 }

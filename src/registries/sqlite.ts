@@ -13,10 +13,7 @@
  * @module
  */
 
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
-import { open, readFile, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
-import { createRequire } from "node:module";
+import { nodeBuiltin } from "../_util/host.ts";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { randomAlphanumeric } from "../_util/id.ts";
 import type { PodRecord, Registry } from "./types.ts";
@@ -24,6 +21,14 @@ import { Lru } from "../_util/lru.ts";
 import { type PodRow, storedName, toRecord } from "./_row.ts";
 import { ADDED_COLUMNS, SCHEMA } from "./sqlite_schema.ts";
 import { HitBatcher } from "./hit_batcher.ts";
+
+// The file system, through host.ts: the module loads with the first
+// registry, so that importing this file (the package's entry does) loads
+// nothing.
+const fsSync = () => nodeBuiltin("node:fs");
+const fs = () => nodeBuiltin("node:fs/promises");
+const join = (...parts: string[]) => nodeBuiltin("node:path").join(...parts);
+
 /**
  * How long a record read is reused. A pod deleted by this registry is
  * forgotten at once; one deleted by another process (`pod-broker delete`)
@@ -103,7 +108,7 @@ export class SqliteRegistry implements Registry {
       );
     }
     this.#blobDir = join(options.dataDir, "blobs");
-    mkdirSync(this.#blobDir, { recursive: true });
+    fsSync().mkdirSync(this.#blobDir, { recursive: true });
     this.#db = new (loadSqlite())(join(options.dataDir, "pods.sqlite"));
     // busy_timeout first: the operator's commands open the database while
     // a broker writes to it, and even setting the journal mode can meet a
@@ -148,7 +153,7 @@ export class SqliteRegistry implements Registry {
     const path = this.#blobPath(record.id);
     const temp = await this.#writeTemp(record.id, blob);
     try {
-      await rename(temp, path);
+      await fs().rename(temp, path);
       this.#insert.run(
         record.id,
         ...versionFields(record),
@@ -158,10 +163,10 @@ export class SqliteRegistry implements Registry {
         record.updatedAt ?? record.uploadedAt,
       );
     } catch (error) {
-      await rm(temp, { force: true });
+      await fs().rm(temp, { force: true });
       // The rename may have happened: a blob without its record must go too,
       // unless the insert failed because the id was already stored.
-      if (!this.#select.get(record.id)) await rm(path, { force: true });
+      if (!this.#select.get(record.id)) await fs().rm(path, { force: true });
       throw error;
     }
   }
@@ -183,7 +188,7 @@ export class SqliteRegistry implements Registry {
     const temp = await this.#writeTemp(record.id, blob);
     let old: string | null = null;
     try {
-      await rename(temp, path);
+      await fs().rename(temp, path);
       this.#db.exec("BEGIN IMMEDIATE");
       try {
         const row = this.#select.get(record.id) as PodRow | undefined;
@@ -203,13 +208,15 @@ export class SqliteRegistry implements Registry {
         throw error;
       }
     } catch (error) {
-      await rm(temp, { force: true });
-      await rm(path, { force: true });
+      await fs().rm(temp, { force: true });
+      await fs().rm(path, { force: true });
       throw error;
     } finally {
       this.#recent.delete(record.id);
     }
-    await rm(old === null ? path : join(this.#blobDir, old), { force: true });
+    await fs().rm(old === null ? path : join(this.#blobDir, old), {
+      force: true,
+    });
     return old !== null;
   }
 
@@ -275,13 +282,13 @@ export class SqliteRegistry implements Registry {
 
   /** The blob of `id`, read whole, or null. */
   async getBlob(id: string): Promise<Uint8Array | null> {
-    const bytes = await this.#openBlob(id, (path) => readFile(path));
+    const bytes = await this.#openBlob(id, (path) => fs().readFile(path));
     return bytes === null ? null : new Uint8Array(bytes);
   }
 
   /** The blob of `id` as a stream of 256 KiB chunks, or null. */
   async getBlobStream(id: string): Promise<ReadableStream<Uint8Array> | null> {
-    const handle = await this.#openBlob(id, (path) => open(path, "r"));
+    const handle = await this.#openBlob(id, (path) => fs().open(path, "r"));
     if (handle === null) return null;
     return new ReadableStream<Uint8Array>({
       async pull(controller) {
@@ -349,7 +356,7 @@ export class SqliteRegistry implements Registry {
       this.#db.exec("ROLLBACK");
       throw error;
     }
-    await rm(join(this.#blobDir, file), { force: true });
+    await fs().rm(join(this.#blobDir, file), { force: true });
     return changes > 0;
   }
 
@@ -383,7 +390,7 @@ export class SqliteRegistry implements Registry {
       `${TEMP_PREFIX}${id}-${randomAlphanumeric(8)}`,
     );
     try {
-      const file = await open(temp, "wx");
+      const file = await fs().open(temp, "wx");
       try {
         await file.writeFile(blob);
         await file.sync();
@@ -391,7 +398,7 @@ export class SqliteRegistry implements Registry {
         await file.close();
       }
     } catch (error) {
-      await rm(temp, { force: true });
+      await fs().rm(temp, { force: true });
       throw error;
     }
     return temp;
@@ -428,9 +435,12 @@ export class SqliteRegistry implements Registry {
     for (const row of this.#db.prepare("SELECT id, blob FROM pods").iterate()) {
       named.add(fileOf(row as unknown as PodRow));
     }
-    for (const name of readdirSync(this.#blobDir)) {
+    for (const name of fsSync().readdirSync(this.#blobDir)) {
       if (name.startsWith(TEMP_PREFIX) || !named.has(name)) {
-        rmSync(join(this.#blobDir, name), { force: true, recursive: true });
+        fsSync().rmSync(join(this.#blobDir, name), {
+          force: true,
+          recursive: true,
+        });
       }
     }
   }
@@ -441,8 +451,7 @@ export class SqliteRegistry implements Registry {
  * ExperimentalWarning, which `--registry memory` and `--help` should not.
  */
 function loadSqlite(): typeof DatabaseSync {
-  const require = createRequire(import.meta.url);
-  return (require("node:sqlite") as typeof import("node:sqlite")).DatabaseSync;
+  return nodeBuiltin("node:sqlite").DatabaseSync;
 }
 
 /** The columns that describe a version, in the order both statements use. */

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { createHmac } from "node:crypto";
+import { nodeBuiltin } from "../_util/host.ts";
 
 /** An `RTCIceServer` as the browser takes it. */
 export interface IceServer {
@@ -70,9 +70,10 @@ export function mintTurnCredential(
   expiresAt: number,
 ): TurnCredential {
   const username = `${expiresAt}:${peerId}`;
-  const credential = createHmac("sha1", secret).update(username).digest(
-    "base64",
-  );
+  const credential = nodeBuiltin("node:crypto").createHmac("sha1", secret)
+    .update(username).digest(
+      "base64",
+    );
   return { username, credential };
 }
 

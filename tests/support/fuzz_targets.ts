@@ -13,8 +13,8 @@
 
 import fc from "fast-check";
 import { concatBytes as concat } from "./bytes.ts";
+import { captureOutput } from "./capture_output.ts";
 import { mkdirSync, writeFileSync } from "node:fs";
-import process from "node:process";
 import { join } from "node:path";
 import {
   decodeBase64,
@@ -1211,29 +1211,19 @@ async function createCliTarget(
   ) // publish would reach the network.
     .filter((args) => args[0] !== "publish");
 
-  const stdout = process.stdout as unknown as { write: unknown };
-  const stderr = process.stderr as unknown as { write: unknown };
   return {
     name: "cli",
     arbitrary: argv,
     async check(input) {
       const args = input as string[];
-      let err = "";
-      const realOut = stdout.write;
-      const realErr = stderr.write;
-      stdout.write = () => true;
-      stderr.write = (chunk: string | Uint8Array) => {
-        err += typeof chunk === "string" ? chunk : "<bytes>";
-        return true;
-      };
       let code: number;
+      let err: string;
       try {
-        code = await runCli(inside(dir, args), fakeCreateSignalServer);
+        ({ value: code, stderr: err } = await captureOutput(() =>
+          runCli(inside(dir, args), fakeCreateSignalServer)
+        ));
       } catch (error) {
         return `runCli threw: ${describe(error)}`;
-      } finally {
-        stdout.write = realOut;
-        stderr.write = realErr;
       }
       return cliProblem(args, code, err);
     },

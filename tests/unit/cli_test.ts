@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import process from "node:process";
+import { captureOutput } from "../support/capture_output.ts";
 import {
   cli,
   type CliRun,
@@ -201,22 +201,14 @@ Deno.test("cli sign reports a file that cannot be a pod on one line with exit 2"
 
 Deno.test("runCli() treats an unexpected TypeError as a bug: exit 1, not usage", async () => {
   const { runCli } = await import("../../src/cli/main.ts");
-  const written: string[] = [];
-  const write = process.stderr.write;
-  process.stderr.write = ((chunk: string) => {
-    written.push(String(chunk));
-    return true;
-  }) as typeof process.stderr.write;
-  try {
-    const code = await runCli(["--port", "0"], () => {
+  const { value: code, stderr } = await captureOutput(() =>
+    runCli(["--port", "0"], () => {
       throw new TypeError("Cannot read properties of undefined");
-    });
-    assert.equal(code, 1);
-  } finally {
-    process.stderr.write = write;
-  }
-  assert.match(written[0]!, /unexpected error \(a bug, please report it\)/);
-  assert.ok(!written.join("").includes("see --help"));
+    })
+  );
+  assert.equal(code, 1);
+  assert.match(stderr, /unexpected error \(a bug, please report it\)/);
+  assert.ok(!stderr.includes("see --help"));
 });
 
 /** A message for the user: one line, no stack, never called a bug. */

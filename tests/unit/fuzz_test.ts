@@ -2,7 +2,6 @@
 // few thousand cases, seconds in all. `deno task fuzz` runs a million each.
 // FUZZ_SEED=N repeats a run; a failure prints the seed and the shrunk input.
 import assert from "node:assert/strict";
-import process from "node:process";
 import fc from "fast-check";
 import {
   createFuzzTargets,
@@ -10,6 +9,7 @@ import {
   runFuzzTarget,
 } from "../support/fuzz_targets.ts";
 import { runCli } from "../../src/cli/main.ts";
+import { captureOutput } from "../support/capture_output.ts";
 import { signedPod } from "../support/helpers.ts";
 
 const RUNS: Record<string, number> = {
@@ -126,25 +126,10 @@ Deno.test("the cli target writes nothing outside its own folder, whatever a writ
 async function captureCli(
   args: string[],
 ): Promise<{ code: number; stderr: string }> {
-  const out = process.stdout as unknown as { write: unknown };
-  const err = process.stderr as unknown as { write: unknown };
-  const [realOut, realErr] = [out.write, err.write];
-  let stderr = "";
-  out.write = () => true;
-  err.write = (chunk: string) => {
-    stderr += chunk;
-    return true;
-  };
-  try {
-    const code = await runCli(
-      args,
-      () => Promise.reject(new Error("not reached")),
-    );
-    return { code, stderr };
-  } finally {
-    out.write = realOut;
-    err.write = realErr;
-  }
+  const { value: code, stderr } = await captureOutput(() =>
+    runCli(args, () => Promise.reject(new Error("not reached")))
+  );
+  return { code, stderr };
 }
 
 // Findings of the cli fuzz target, one test each with its minimal input.

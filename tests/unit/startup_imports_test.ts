@@ -1,11 +1,12 @@
 // What starting the broker loads: the entries' static import graph (from
 // `deno info`) holds no bundler, no CLI tool and no npm package (srvx aside,
-// on node:http); each is one dynamic import away, loaded on first use.
+// on node:http), and on Deno.serve no node: module; each is one dynamic
+// import away, or loaded on first use.
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only", async () => {
+Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only, and Deno.serve loads no node: module", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -76,6 +77,23 @@ Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, 
       [],
       `${entry} loads the Nostr signature check statically`,
     );
+    // On Deno.serve, no node: module: the first one loads Deno's Node layer
+    // (see src/_util/host.ts). Type-only imports load nothing.
+    if (entry === "src/mod.ts") {
+      const nodeModules = [...loaded].flatMap((s) =>
+        (bySpecifier.get(s)?.dependencies ?? []).flatMap((dependency) =>
+          dependency.code && !dependency.isDynamic &&
+            dependency.code.specifier.startsWith("node:")
+            ? [
+              `${
+                s.replace(/^.*\/src\//, "src/")
+              }: ${dependency.code.specifier}`,
+            ]
+            : []
+        )
+      );
+      assert.deepEqual(nodeModules, [], `${entry} loads node: modules`);
+    }
     // ws waits for the first WebSocket upgrade (a cold start's /health does
     // not need it either).
     assert.deepEqual(

@@ -1,0 +1,181 @@
+/**
+ * The process the broker runs in, for the code Deno and Node share: its
+ * environment, id and versions, standard output and error, signals, exit,
+ * memory, timers, and the `node:` modules the broker uses.
+ *
+ * On Deno this uses the `Deno` namespace and never Deno's Node layer, which
+ * costs a start about 45 ms (`node:crypto` alone) the first time any `node:`
+ * module or the `process` global is touched. The `node:` modules load on
+ * first use through {@linkcode nodeBuiltin}: a serving start on Deno.serve
+ * loads none of them (`tests/unit/startup_imports_test.ts`). On Node, this is
+ * `process`.
+ *
+ * @module
+ */
+
+/** What the broker uses of the `Deno` namespace (typed here for Node too). */
+interface DenoHost {
+  env: {
+    get(name: string): string | undefined;
+    has(name: string): boolean;
+    toObject(): Record<string, string>;
+  };
+  pid: number;
+  version: { deno: string };
+  stdout: { writeSync(bytes: Uint8Array): number };
+  stderr: { writeSync(bytes: Uint8Array): number };
+  addSignalListener(signal: string, handler: () => void): void;
+  removeSignalListener(signal: string, handler: () => void): void;
+  memoryUsage(): { rss: number };
+}
+
+/** What the broker uses of Node's `process` (Deno has it too, at a cost). */
+interface NodeHost {
+  env: Record<string, string | undefined>;
+  pid: number;
+  versions: Record<string, string | undefined>;
+  stdout: {
+    write(text: string): unknown;
+    on(event: string, handler: () => void): unknown;
+  };
+  stderr: { write(text: string): unknown };
+  on(event: string, handler: () => void): unknown;
+  off(event: string, handler: () => void): unknown;
+  once(event: string, handler: () => void): unknown;
+  memoryUsage: { rss(): number };
+  getBuiltinModule(name: string): unknown;
+}
+
+const deno = (globalThis as { Deno?: DenoHost }).Deno;
+const node = (): NodeHost =>
+  (globalThis as unknown as { process: NodeHost })
+    .process;
+const encoder = new TextEncoder();
+
+/** The `node:` modules the broker loads through {@linkcode nodeBuiltin}. */
+export interface NodeBuiltins {
+  /** `node:crypto`. */
+  "node:crypto": typeof import("node:crypto");
+  /** `node:fs`. */
+  "node:fs": typeof import("node:fs");
+  /** `node:fs/promises`. */
+  "node:fs/promises": typeof import("node:fs/promises");
+  /** `node:path`. */
+  "node:path": typeof import("node:path");
+  /** `node:sqlite`. */
+  "node:sqlite": typeof import("node:sqlite");
+  /** `node:process`. */
+  "node:process": typeof import("node:process");
+}
+
+/**
+ * A `node:` module, loaded on first use (`process.getBuiltinModule`, which
+ * Node 22.3 and Deno have): on Deno, the first call loads the Node layer.
+ *
+ * @param name The module's name.
+ * @returns The module.
+ */
+export function nodeBuiltin<N extends keyof NodeBuiltins>(
+  name: N,
+): NodeBuiltins[N] {
+  return node().getBuiltinModule(name) as NodeBuiltins[N];
+}
+
+/**
+ * The environment's variables. On Deno each is read when asked for, as
+ * Node's `process.env` does, so that a missing `--allow-env` names the
+ * variable.
+ */
+export function hostEnv(): Record<string, string | undefined> {
+  return deno ? denoEnv(deno) : node().env;
+}
+
+function denoEnv(deno: DenoHost): Record<string, string | undefined> {
+  return new Proxy({}, {
+    get: (_, name) => typeof name === "string" ? deno.env.get(name) : undefined,
+    has: (_, name) => typeof name === "string" && deno.env.has(name),
+    ownKeys: () => Object.keys(deno.env.toObject()),
+    getOwnPropertyDescriptor: (_, name) => {
+      const value = typeof name === "string" ? deno.env.get(name) : undefined;
+      return value === undefined
+        ? undefined
+        : { value, enumerable: true, configurable: true, writable: false };
+    },
+  });
+}
+
+/** The process id. */
+export function hostPid(): number {
+  return deno ? deno.pid : node().pid;
+}
+
+/** The runtime's versions: `deno` on Deno, `node` on Node. */
+export function hostVersions(): Record<string, string | undefined> {
+  return deno ? { deno: deno.version.deno } : node().versions;
+}
+
+/** The process's resident memory, in bytes. */
+export function residentBytes(): number {
+  return deno ? deno.memoryUsage().rss : node().memoryUsage.rss();
+}
+
+/** Writes all of `text` to standard output. */
+export function writeStdout(text: string): void {
+  if (deno) writeAll(deno.stdout, text);
+  else node().stdout.write(text);
+}
+
+/** Writes all of `text` to standard error. */
+export function writeStderr(text: string): void {
+  if (deno) writeAll(deno.stderr, text);
+  else node().stderr.write(text);
+}
+
+function writeAll(
+  stream: { writeSync(bytes: Uint8Array): number },
+  text: string,
+): void {
+  let bytes = encoder.encode(text);
+  while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
+}
+
+/**
+ * Calls `handler` when standard output fails after a write returned (on
+ * Node, whose writes end later); on Deno a failed write throws instead.
+ */
+export function onStdoutError(handler: () => void): void {
+  if (!deno) node().stdout.on("error", handler);
+}
+
+/** Calls `handler` on `signal` (such as `"SIGTERM"`) instead of exiting. */
+export function onSignal(signal: string, handler: () => void): void {
+  if (deno) deno.addSignalListener(signal, handler);
+  else node().on(signal, handler);
+}
+
+/** Undoes {@linkcode onSignal}. */
+export function offSignal(signal: string, handler: () => void): void {
+  if (deno) deno.removeSignalListener(signal, handler);
+  else node().off(signal, handler);
+}
+
+/** Calls `handler` once as the process exits (synchronous work only). */
+export function onExit(handler: () => void): void {
+  if (deno) {
+    (globalThis as unknown as EventTarget).addEventListener("unload", handler, {
+      once: true,
+    });
+  } else {
+    node().once("exit", handler);
+  }
+}
+
+/**
+ * Lets the process exit while `timer` is pending (both runtimes' timers
+ * have `unref`; Deno's type says they are numbers).
+ *
+ * @param timer What `setTimeout` or `setInterval` returned.
+ */
+export function unrefTimer(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
+}
