@@ -10,13 +10,13 @@
  * @module
  */
 
-/** Bytes from little-endian hex, for the constants below. */
-function littleEndian(hex: string): Uint8Array {
-  return Uint8Array.from(hex.match(/../g)!, (byte) => parseInt(byte, 16));
-}
+import { decodeHex } from "../_util/encoding.ts";
 
-/** The group order L = 2^252 + 27742317777372353535851937790883648493. */
-const GROUP_ORDER = littleEndian(
+/**
+ * The group order L = 2^252 + 27742317777372353535851937790883648493, as its
+ * little-endian bytes in hex (as the encodings below are).
+ */
+const GROUP_ORDER = decodeHex(
   "edd3f55c1a631258d69cf7a2def9de1400000000000000000000000000000010",
 );
 
@@ -33,7 +33,7 @@ const SMALL_ORDER_Y = [
   "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
   "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
   "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-].map(littleEndian);
+].map(decodeHex);
 
 /**
  * Whether the 32-byte little-endian scalar `s` is below the group order.
