@@ -26,9 +26,12 @@
  * @module
  */
 
-import { realpathSync } from "node:fs";
-import process from "node:process";
-import { fileURLToPath } from "node:url";
+import {
+  hostArgs,
+  hostScriptPath,
+  nodeBuiltin,
+  setExitCode,
+} from "./_util/host.ts";
 import { createSignalServer } from "./adapters/node.ts";
 import { runCli } from "./cli/main.ts";
 
@@ -38,9 +41,7 @@ export { runCli };
 
 if (isMainModule(import.meta.url)) {
   // No top-level await: it would keep `require("pod-broker")` from working.
-  runCli(process.argv.slice(2), createSignalServer).then((code) => {
-    process.exitCode = code;
-  });
+  runCli(hostArgs(), createSignalServer).then(setExitCode);
 }
 
 /**
@@ -48,15 +49,20 @@ if (isMainModule(import.meta.url)) {
  * `import.meta.main` where there is one (Deno, which runs this entry point
  * in the container, and may not be allowed to read the script's path), else
  * the path of `process.argv[1]`, through a bin symlink too (Node 22 has no
- * `import.meta.main`).
+ * `import.meta.main`). `node:fs` and `node:url` are loaded here, not
+ * imported: importing a `node:` module makes Node build its ESM facade,
+ * and the three this needed (with `node:process`, whose facade opens
+ * standard input) cost a Node start about 5 to 14 ms.
  */
 function isMainModule(url: string): boolean {
   const { main } = import.meta as { main?: boolean };
   if (main !== undefined) return main;
-  const entry = process.argv[1];
+  const entry = hostScriptPath();
   if (entry === undefined) return false;
+  const { realpathSync } = nodeBuiltin("node:fs");
   try {
-    return realpathSync(entry) === realpathSync(fileURLToPath(url));
+    return realpathSync(entry) ===
+      realpathSync(nodeBuiltin("node:url").fileURLToPath(url));
   } catch {
     return false;
   }

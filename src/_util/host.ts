@@ -21,6 +21,8 @@ interface DenoHost {
     toObject(): Record<string, string>;
   };
   pid: number;
+  args: string[];
+  exitCode: number;
   version: { deno: string };
   stdout: { writeSync(bytes: Uint8Array): number };
   stderr: { writeSync(bytes: Uint8Array): number };
@@ -33,6 +35,8 @@ interface DenoHost {
 interface NodeHost {
   env: Record<string, string | undefined>;
   pid: number;
+  argv: string[];
+  exitCode?: number | string | null | undefined;
   versions: Record<string, string | undefined>;
   stdout: {
     write(text: string): unknown;
@@ -66,6 +70,8 @@ export interface NodeBuiltins {
   "node:sqlite": typeof import("node:sqlite");
   /** `node:process`. */
   "node:process": typeof import("node:process");
+  /** `node:url`. */
+  "node:url": typeof import("node:url");
 }
 
 /**
@@ -102,6 +108,25 @@ function denoEnv(deno: DenoHost): Record<string, string | undefined> {
         : { value, enumerable: true, configurable: true, writable: false };
     },
   });
+}
+
+/** The program's arguments: those after the script's path. */
+export function hostArgs(): string[] {
+  return deno ? deno.args : node().argv.slice(2);
+}
+
+/**
+ * The path of the script the process was started with, as given (Node's
+ * `process.argv[1]`); undefined on Deno, which has `import.meta.main`.
+ */
+export function hostScriptPath(): string | undefined {
+  return deno ? undefined : node().argv[1];
+}
+
+/** Sets the code the process exits with when it ends on its own. */
+export function setExitCode(code: number): void {
+  if (deno) deno.exitCode = code;
+  else node().exitCode = code;
 }
 
 /** The process id. */
