@@ -82,18 +82,20 @@ Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, 
     // on Node each imported one costs its ESM facade (`node:process`'s opens
     // standard input); the rest load on first use. Type-only imports load
     // nothing.
-    const nodeModules = [...loaded].flatMap((s) =>
+    const imports = [...loaded].flatMap((s) =>
       (bySpecifier.get(s)?.dependencies ?? []).flatMap((dependency) =>
         dependency.code && !dependency.isDynamic &&
           dependency.code.specifier.startsWith("node:")
-          ? [dependency.code.specifier]
+          ? [[s.replace(/^.*\/src\//, "src/"), dependency.code.specifier]]
           : []
       )
     );
     assert.deepEqual(
-      [...new Set(nodeModules)].sort(),
+      [...new Set(imports.map(([, module]) => module))].sort(),
       entry === "src/mod.ts" ? [] : ["node:buffer", "node:http", "node:timers"],
-      `${entry} loads these node: modules`,
+      `${entry} loads these node: modules (${
+        imports.map(([by, module]) => `${by}: ${module}`).join(", ")
+      })`,
     );
     // ws waits for the first WebSocket upgrade (a cold start's /health does
     // not need it either).
