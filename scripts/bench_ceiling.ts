@@ -28,6 +28,7 @@ import { generateKeyPair, signPod } from "../src/mod.ts";
 import { nodePath, ROOT } from "../tests/support/npm_package.ts";
 import { freePort, waitForPort } from "../tests/support/ports.ts";
 import { stopChild } from "../tests/support/child_stop.ts";
+import { spawnBroker } from "../tests/support/broker_process.ts";
 
 const HERE = join(ROOT, "scripts", "bench_ceiling");
 
@@ -56,7 +57,7 @@ async function makePod(size: number): Promise<Uint8Array<ArrayBuffer>> {
   }) as Uint8Array<ArrayBuffer>;
 }
 
-/** Starts `cmd` and waits for its port. */
+/** Starts a bare server and waits for its port. */
 async function start(
   cmd: string[],
   port: number,
@@ -82,37 +83,26 @@ async function start(
 async function brokerHeaders(
   pod: Uint8Array<ArrayBuffer>,
 ): Promise<Record<string, string>> {
-  const port = await freePort();
-  const broker = await start(
-    [
-      Deno.execPath(),
-      ...["run", "-A", "--lock=serve.lock", "--frozen", "src/mod.ts"],
-      ...["--registry", "memory", "--port", `${port}`],
-      ...["--hostname", "127.0.0.1"],
-    ],
-    port,
-    "the broker",
-  );
-  try {
-    const base = `http://127.0.0.1:${port}`;
-    const posted = await fetch(`${base}/pods`, {
-      method: "POST",
-      headers: { "content-type": "text/html" },
-      body: pod,
-    });
-    const { id } = await posted.json();
-    if (posted.status !== 201) throw new Error(`POST /pods: ${posted.status}`);
-    const got = await fetch(`${base}/${id}`);
-    const body = new Uint8Array(await got.arrayBuffer());
-    if (got.status !== 200 || body.length !== pod.length) {
-      throw new Error(`GET /${id}: ${got.status}, ${body.length} bytes`);
-    }
-    return Object.fromEntries(
-      [...got.headers].filter(([name]) => !PER_RESPONSE.has(name)),
-    );
-  } finally {
-    await stopChild(broker, "SIGTERM", 5_000);
+  await using broker = await spawnBroker(Deno.execPath(), [
+    ...["run", "-A", "--lock=serve.lock", "--frozen", "src/mod.ts"],
+    ...["--registry", "memory", "--port", "0", "--hostname", "127.0.0.1"],
+  ], { cwd: ROOT });
+  const base = `http://127.0.0.1:${broker.port}`;
+  const posted = await fetch(`${base}/pods`, {
+    method: "POST",
+    headers: { "content-type": "text/html" },
+    body: pod,
+  });
+  const { id } = await posted.json();
+  if (posted.status !== 201) throw new Error(`POST /pods: ${posted.status}`);
+  const got = await fetch(`${base}/${id}`);
+  const body = new Uint8Array(await got.arrayBuffer());
+  if (got.status !== 200 || body.length !== pod.length) {
+    throw new Error(`GET /${id}: ${got.status}, ${body.length} bytes`);
   }
+  return Object.fromEntries(
+    [...got.headers].filter(([name]) => !PER_RESPONSE.has(name)),
+  );
 }
 
 /** wrk's requests per second against `port`. */
