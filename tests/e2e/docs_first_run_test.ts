@@ -2,15 +2,17 @@
 // alias of the docs, run with an empty DENO_DIR against a stand-in npm
 // registry on loopback (nothing leaves the machine), asks only for packages
 // serve.lock pins: the serving set, not the tests' browsers and tools (on
-// Linux x64, as many as install.md says a first start fetches). And
-// the README's first command stops the way the README says: Ctrl-C (SIGINT
+// Linux x64, as many as install.md says a first use fetches). And
+// the README's first command starts from an empty DENO_DIR without asking
+// npm for anything (deno.json's "lazy-dynamic-imports": a package is fetched
+// on its first use), and stops the way the README says: Ctrl-C (SIGINT
 // to the terminal's process group) stops it; `kill $!` of a wrapper that
 // passes no signal on (as npx does) leaves it answering, and `kill PID`
 // with the "pid" of its "listening on" line stops it.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { runCommand } from "../support/helpers.ts";
+import { runCommand, spawnBroker } from "../support/helpers.ts";
 import { LISTENING } from "../support/broker_process.ts";
 import { within } from "../support/wait.ts";
 import { allBlocks, ROOT } from "../support/doc_blocks.ts";
@@ -87,6 +89,28 @@ Deno.test("every pod-broker alias of the docs, run with an empty DENO_DIR, asks 
     }
   } finally {
     await Deno.remove(temp, { recursive: true });
+  }
+});
+
+Deno.test("the README's first command, from an empty DENO_DIR, answers /health having asked npm for nothing: each package waits for its first use", async () => {
+  const opening = (await allBlocks()).find((b) => b.page === "README.md")!;
+  await using npm = await startNpmStub();
+  const denoDir = await Deno.makeTempDir({ prefix: "pod-first-start-" });
+  try {
+    await using broker = await spawnBroker(brokerArgs(opening.text), ROOT, {
+      DENO_DIR: denoDir,
+      NPM_CONFIG_REGISTRY: npm.url,
+      DENO_NO_UPDATE_CHECK: "1",
+    });
+    assert.ok(await answers(broker.port), "it answers /health");
+    const { tarballs, metadata } = npm.asked();
+    assert.deepEqual(
+      [...metadata, ...tarballs],
+      [],
+      "a serving start on Deno.serve fetches no package",
+    );
+  } finally {
+    await Deno.remove(denoDir, { recursive: true });
   }
 });
 

@@ -1,12 +1,68 @@
 // What starting the broker loads: the entries' static import graph (from
 // `deno info`) holds no bundler, no CLI tool and no npm package (srvx aside,
 // on node:http), and on Deno.serve no node: module; each is one dynamic
-// import away, or loaded on first use.
+// import away, or loaded on first use. The modules a serving start loads
+// are held here by name: one joins the set only when serving needs it before
+// its first request (deno.json's "lazy-dynamic-imports" keeps every dynamic
+// import out of a start until it runs).
 import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only; Deno.serve loads no node: module, node:http only the three its adapter needs", async () => {
+/** The modules of src/ both entries load at start, by folder. */
+const SERVING: Record<string, string[]> = {
+  ".": ["core", "version"],
+  "_util": ["encoding", "hash", "held_body", "host", "id", "log", "lru"]
+    .concat(["pod_label", "stall_grace", "text"]),
+  "adapters": ["_wiring"],
+  "cli": ["commands", "flags", "input", "io", "main", "permission"]
+    .concat(["registry", "runtime_check", "serve", "serve_flags", "suggest"])
+    .concat(["usage_error"]),
+  "config": ["errors", "kinds", "options", "resolve", "row", "table"]
+    .concat(["table_lists"]),
+  "http": ["address_rate", "answers", "body_buffer", "broker", "create_pod"]
+    .concat(["find_pod", "observe", "pipeline", "pod_host", "problem"])
+    .concat(["request_url", "router", "upload_body", "upload_budget"])
+    .concat(["upload_pace"]),
+  "http/routes": ["dialects", "front", "health", "ice", "peerjs_id", "pod"]
+    .concat(["update", "upload"]),
+  "operator": ["access_log", "compat_metrics", "deny_list", "metrics"]
+    .concat(["prometheus"]),
+  "pod": ["content_scan", "ed25519", "ed25519_strict", "errors", "format"]
+    .concat(["keys", "limits", "manifest", "sign", "update", "verify"]),
+  // The SQLite registry (and sign, keys) are the library's exports.
+  "registries": ["_row", "hit_batcher", "memory", "sqlite", "sqlite_schema"]
+    .concat(["types"]),
+  "serving": ["permission_cache", "permissions", "pod_cache", "pod_headers"]
+    .concat(["pod_origin", "send_deadline"]),
+  "signaling": ["close", "cluster", "hub", "ice", "keyed", "membership"]
+    .concat(["messages", "rate_limit", "socket_hub"]),
+  "signaling/bus": ["held", "local_compat", "mod", "parked"],
+  // The dialects are on unless --compat says otherwise.
+  "signaling/compat": ["base", "dialects", "json_checks", "limits", "nostr"]
+    .concat(["nostr_frames", "peerjs", "peerjs_frames", "relays"])
+    .concat(["y_webrtc", "y_webrtc_frames"]),
+};
+
+/** What each entry loads besides {@linkcode SERVING}: itself and its adapter. */
+const ENTRY: Record<string, string[]> = {
+  "src/mod.ts": ["mod.ts", "adapters/deno.ts"],
+  "src/mod_node.ts": ["mod_node.ts", "adapters/node.ts"].concat(
+    ["framing", "http", "idle", "ready", "ws"].map((part) =>
+      `adapters/_node_${part}.ts`
+    ),
+  ),
+};
+
+/** The src/ modules a start of `entry` should load, sorted. */
+function servingSet(entry: string): string[] {
+  const held = Object.entries(SERVING).flatMap(([folder, names]) =>
+    names.map((name) => folder === "." ? `${name}.ts` : `${folder}/${name}.ts`)
+  );
+  return [...held, ...ENTRY[entry]!].sort();
+}
+
+Deno.test("a serving start loads the modules held here and never the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only; Deno.serve loads no node: module, node:http only the three its adapter needs", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -35,6 +91,11 @@ Deno.test("serving never loads the bundler: bundler/, esbuild, the CLI's tools, 
       }
     };
     visit(info.roots[0]!);
+    const own = [...loaded].flatMap((s) => {
+      const path = /^file:\/\/.*\/src\/(.*)$/.exec(s)?.[1];
+      return path === undefined ? [] : [path];
+    }).sort();
+    assert.deepEqual(own, servingSet(entry), `${entry} loads these modules`);
     const bundler = [...loaded].filter((s) =>
       /\/src\/build\/|esbuild|parse5|fflate/.test(s)
     );
