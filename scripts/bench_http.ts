@@ -16,6 +16,7 @@
 // curl and Node; Node 22 is fetched with `npx -y node@22` for `node22`, and
 // the npm build is made (and installed into a temp dir) as the tests make it.
 import { join } from "node:path";
+import { NODE_BIN, PACKAGE_NAME } from "./npm_layout.ts";
 import {
   ensureTarball,
   installTarball,
@@ -65,7 +66,7 @@ async function stackRun(stack: Stack): Promise<StackRun> {
     ensureTarball().then(installTarball),
     nodePath(),
   ]);
-  const entry = join(app, "node_modules/pod-broker/esm/mod_node.js");
+  const entry = join(app, "node_modules", PACKAGE_NAME, NODE_BIN);
   return {
     brokerCmd: `'${node}' '${entry}' ${SERVE}`,
     floor: ["--floor", "node", "--floor-node", node],

@@ -25,6 +25,7 @@ import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { sha256 } from "../../src/_util/hash.ts";
 import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
+import { NODE_BIN } from "../../scripts/npm_layout.ts";
 
 /** Options of {@linkcode runCrashLoop}. */
 export interface CrashLoopOptions {
@@ -71,7 +72,7 @@ export interface CrashLoopReport {
 
 const MOD = new URL("../../src/mod.ts", import.meta.url).pathname;
 /** The Node build's CLI (`deno task build:npm` makes it). */
-const MOD_NODE = new URL("../../npm/esm/mod_node.js", import.meta.url).pathname;
+const MOD_NODE = new URL(`../../npm/${NODE_BIN}`, import.meta.url).pathname;
 
 /** A broker child process and where it listens. */
 export interface BrokerChild {
