@@ -11,7 +11,7 @@
  *    but the browser client) into `npm/esm/server/`, split into chunks that
  *    load on first use, and drops the per-file copies: Node then loads a
  *    serving start's code from a few files, not one per module (a cold start
- *    on Node 22 about 35 ms shorter). The `.d.ts` files and the client stay
+ *    on Node 22 35 to 42 ms shorter, see docs/performance.md). The `.d.ts` files and the client stay
  *    per file in `npm/esm/`;
  * 4. writes `npm/package.json` with the exact dependency versions from
  *    `deno.json`, copies README and LICENSE;

@@ -9,40 +9,54 @@ import assert from "node:assert/strict";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 
-/** The modules of src/ both entries load at start, by folder. */
-const SERVING: Record<string, string[]> = {
-  ".": ["core", "version"],
-  "_util": ["encoding", "hash", "held_body", "host", "id", "log", "lru"]
-    .concat(["pod_label", "stall_grace", "text"]),
-  "adapters": ["_wiring"],
-  "cli": ["commands", "flags", "input", "io", "main", "permission"]
-    .concat(["registry", "runtime_check", "serve", "serve_flags", "suggest"])
-    .concat(["usage_error"]),
-  "config": ["errors", "kinds", "options", "resolve", "row", "table"]
-    .concat(["table_lists"]),
-  "http": ["address_rate", "answers", "body_buffer", "broker", "create_pod"]
-    .concat(["find_pod", "observe", "pipeline", "pod_host", "problem"])
-    .concat(["request_url", "router", "upload_body", "upload_budget"])
-    .concat(["upload_pace"]),
-  "http/routes": ["dialects", "front", "health", "ice", "peerjs_id", "pod"]
-    .concat(["update", "upload"]),
-  "operator": ["access_log", "compat_metrics", "deny_list", "metrics"]
-    .concat(["prometheus"]),
-  "pod": ["content_scan", "ed25519", "ed25519_strict", "errors", "format"]
-    .concat(["keys", "limits", "manifest", "sign", "update", "verify"]),
-  // The SQLite registry (and sign, keys) are the library's exports.
-  "registries": ["_row", "hit_batcher", "memory", "sqlite", "sqlite_schema"]
-    .concat(["types"]),
-  "serving": ["permission_cache", "permissions", "pod_cache", "pod_headers"]
-    .concat(["pod_origin", "send_deadline"]),
-  "signaling": ["close", "cluster", "hub", "ice", "keyed", "membership"]
-    .concat(["messages", "rate_limit", "socket_hub"]),
-  "signaling/bus": ["held", "local_compat", "mod", "parked"],
+/**
+ * The modules of src/ both entries load at start: folder, then the names in
+ * it.
+ */
+const SERVING: [string, string][] = [
+  [".", "core version"],
+  [
+    "_util",
+    "encoding hash held_body host id log lru pod_label stall_grace text",
+  ],
+  ["adapters", "_wiring"],
+  [
+    "cli",
+    "commands flags input io main permission registry runtime_check serve " +
+    "serve_flags suggest usage_error",
+  ],
+  ["config", "errors kinds options resolve row table table_lists"],
+  [
+    "http",
+    "address_rate answers body_buffer broker create_pod find_pod observe " +
+    "pipeline pod_host problem request_url router upload_body upload_budget " +
+    "upload_pace",
+  ],
+  ["http/routes", "dialects front health ice peerjs_id pod update upload"],
+  ["operator", "access_log compat_metrics deny_list metrics prometheus"],
+  [
+    "pod",
+    "content_scan ed25519 ed25519_strict errors format keys limits manifest " +
+    "sign update verify",
+  ],
+  // The SQLite registry (like sign and keys) is one of the library's exports.
+  ["registries", "_row hit_batcher memory sqlite sqlite_schema types"],
+  [
+    "serving",
+    "permission_cache permissions pod_cache pod_headers pod_origin send_deadline",
+  ],
+  [
+    "signaling",
+    "close cluster hub ice keyed membership messages rate_limit socket_hub",
+  ],
+  ["signaling/bus", "held local_compat mod parked"],
   // The dialects are on unless --compat says otherwise.
-  "signaling/compat": ["base", "dialects", "json_checks", "limits", "nostr"]
-    .concat(["nostr_frames", "peerjs", "peerjs_frames", "relays"])
-    .concat(["y_webrtc", "y_webrtc_frames"]),
-};
+  [
+    "signaling/compat",
+    "base dialects json_checks limits nostr nostr_frames peerjs peerjs_frames " +
+    "relays y_webrtc y_webrtc_frames",
+  ],
+];
 
 /** What each entry loads besides {@linkcode SERVING}: itself and its adapter. */
 const ENTRY: Record<string, string[]> = {
@@ -56,8 +70,10 @@ const ENTRY: Record<string, string[]> = {
 
 /** The src/ modules a start of `entry` should load, sorted. */
 function servingSet(entry: string): string[] {
-  const held = Object.entries(SERVING).flatMap(([folder, names]) =>
-    names.map((name) => folder === "." ? `${name}.ts` : `${folder}/${name}.ts`)
+  const held = SERVING.flatMap(([folder, names]) =>
+    names.split(" ").map((name) =>
+      folder === "." ? `${name}.ts` : `${folder}/${name}.ts`
+    )
   );
   return [...held, ...ENTRY[entry]!].sort();
 }
