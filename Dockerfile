@@ -35,11 +35,14 @@ VOLUME /data
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["deno", "eval", "--no-config", "const r = await fetch('http://127.0.0.1:8080/health'); Deno.exit(r.ok ? 0 : 1);"]
 
-# The narrowest permissions that work: the network, /data for the SQLite
-# file and the blobs, /run/secrets to read a TURN secret file (Docker and
-# Kubernetes secrets), and the environment (secrets may come from
+# The narrowest permissions that work: the network, /app/src to read the
+# broker's own modules (deno.json's lazy-dynamic-imports loads a dynamic
+# import, such as the PostgreSQL registry or the Nostr signature check, when
+# it first runs, and Deno reads it then), /data for the SQLite file and the
+# blobs, /run/secrets to read a TURN secret file (Docker and Kubernetes
+# secrets), and the environment (secrets may come from
 # POD_BROKER_TURN_SECRET, REDIS_URL, DATABASE_URL; and the Redis client's
 # `debug` dependency lists every variable, so a list of names is not enough).
 # Flags given to `docker run` replace CMD.
-ENTRYPOINT ["deno", "run", "--cached-only", "--frozen", "--lock=serve.lock", "--allow-net", "--allow-read=/data,/run/secrets", "--allow-write=/data", "--allow-env", "src/mod_node.ts"]
+ENTRYPOINT ["deno", "run", "--cached-only", "--frozen", "--lock=serve.lock", "--allow-net", "--allow-read=/app/src,/data,/run/secrets", "--allow-write=/data", "--allow-env", "src/mod_node.ts"]
 CMD ["--registry", "sqlite", "--data-dir", "/data", "--port", "8080"]

@@ -16,7 +16,7 @@
 // curl and Node; Node 22 is fetched with `npx -y node@22` for `node22`, and
 // the npm build is made (and installed into a temp dir) as the tests make it.
 import { join } from "node:path";
-import { NODE_BIN, PACKAGE_NAME } from "./npm_layout.ts";
+import { NODE_BIN, PACKAGE_NAME } from "../tests/support/npm_layout.ts";
 import {
   ensureTarball,
   installTarball,

@@ -31,7 +31,7 @@ import {
   NODE_ENTRY,
   PACKAGE_NAME,
   SERVER_DIR,
-} from "./npm_layout.ts";
+} from "../tests/support/npm_layout.ts";
 
 /** Oldest Node.js with `node:sqlite` unflagged. */
 const NODE_ENGINES = ">=22.13";

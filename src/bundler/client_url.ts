@@ -16,7 +16,7 @@ const COMPILED = import.meta.url.endsWith(".js");
 /**
  * The browser client, beside this folder (`.ts` from source, `.js` on npm,
  * where this module is in the bundled server's flat folder, `esm/server/`,
- * one level down as here: see scripts/npm_layout.ts).
+ * one level down as here: see tests/support/npm_layout.ts).
  */
 export const DEFAULT_CLIENT: URL = new URL(
   `../client/mod.${COMPILED ? "js" : "ts"}`,

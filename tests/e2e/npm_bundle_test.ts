@@ -6,11 +6,7 @@ import assert from "node:assert/strict";
 import { readdir } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { ensureTarball, installTarball } from "../support/npm_package.ts";
-import {
-  NODE_BIN,
-  PACKAGE_NAME,
-  SERVER_DIR,
-} from "../../scripts/npm_layout.ts";
+import { NODE_BIN, PACKAGE_NAME, SERVER_DIR } from "../support/npm_layout.ts";
 
 /**
  * The most files a start of the bin may load: the entry and its chunks

@@ -25,7 +25,7 @@ import { encodeBase64Url } from "../../src/_util/encoding.ts";
 import { sha256 } from "../../src/_util/hash.ts";
 import { generateKeyPair } from "../../src/pod/ed25519.ts";
 import { signPod } from "../../src/pod/sign.ts";
-import { NODE_BIN } from "../../scripts/npm_layout.ts";
+import { NODE_BIN } from "./npm_layout.ts";
 
 /** Options of {@linkcode runCrashLoop}. */
 export interface CrashLoopOptions {

@@ -14,7 +14,7 @@ export const NODE_SPEC = `node@${Deno.env.get("POD_BROKER_TEST_NODE") ?? "22"}`;
 const BUILD_INPUTS = [
   "src",
   "scripts/build_npm.ts",
-  "scripts/npm_layout.ts",
+  "tests/support/npm_layout.ts",
   "deno.json",
   "README.md",
   "LICENSE",
