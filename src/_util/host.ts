@@ -39,7 +39,7 @@ interface NodeHost {
   exitCode?: number | string | null | undefined;
   versions: Record<string, string | undefined>;
   stdout: {
-    write(text: string): unknown;
+    write(data: string | Uint8Array): unknown;
     on(event: string, handler: () => void): unknown;
   };
   stderr: { write(text: string): unknown };
@@ -144,10 +144,13 @@ export function residentBytes(): number {
   return deno ? deno.memoryUsage().rss : node().memoryUsage.rss();
 }
 
-/** Writes all of `text` to standard output. */
-export function writeStdout(text: string): void {
-  if (deno) writeAll(deno.stdout, text);
-  else node().stdout.write(text);
+/**
+ * Writes all of `data` to standard output. Bytes are the caller's to give
+ * up: Node may still hold them after the call returns.
+ */
+export function writeStdout(data: string | Uint8Array): void {
+  if (deno) writeAll(deno.stdout, data);
+  else node().stdout.write(data);
 }
 
 /** Writes all of `text` to standard error. */
@@ -158,9 +161,9 @@ export function writeStderr(text: string): void {
 
 function writeAll(
   stream: { writeSync(bytes: Uint8Array): number },
-  text: string,
+  data: string | Uint8Array,
 ): void {
-  let bytes = encoder.encode(text);
+  let bytes = typeof data === "string" ? encoder.encode(data) : data;
   while (bytes.length > 0) bytes = bytes.subarray(stream.writeSync(bytes));
 }
 

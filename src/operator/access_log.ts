@@ -9,36 +9,10 @@
  */
 
 import { lastListValue } from "../_util/text.ts";
+import { AccessLineBatch, type AccessLogEntry } from "./access_line.ts";
 import { onExit, onStdoutError, writeStdout } from "../_util/host.ts";
 
-/** One answered request, for {@linkcode formatAccessLine}. */
-export interface AccessLogEntry {
-  /** When the request arrived: a `Date` or milliseconds since the epoch. */
-  time: Date | number;
-  /** The request method. */
-  method: string;
-  /**
-   * The route pattern that matched (`/:id`), or null when none did. A query
-   * string, if one is passed by mistake, is cut off.
-   */
-  route: string | null;
-  /** The response status. */
-  status: number;
-  /** Response body bytes (`Content-Length`), or null when not known. */
-  bytes: number | null;
-  /** From the request's arrival to the response, in milliseconds. */
-  durationMs: number;
-  /**
-   * The pod id of `/:id` and `/:id/meta` routes; written only when it has
-   * a pod id's shape (12 characters of `[A-Za-z0-9]`), else null.
-   */
-  podId?: string | null | undefined;
-  /** The client's address, only when the operator asked for it. */
-  ip?: string | undefined;
-}
-
-const POD_ID = /^[A-Za-z0-9]{12}$/;
-const METHOD = /^[A-Za-z]{1,16}$/;
+export type { AccessLogEntry };
 
 /**
  * Formats one access log line: a JSON object with `time` (RFC 3339 UTC),
@@ -64,43 +38,19 @@ const METHOD = /^[A-Za-z]{1,16}$/;
  * ```
  */
 export function formatAccessLine(entry: AccessLogEntry): string {
-  return format(entry, true);
+  return lineText(entry, true);
 }
 
-/** The JSON of each route seen (a handful: the route table's patterns). */
-const routeJson = new Map<string, string>();
-const ROUTE_JSON_MAX = 64;
-
-function jsonOfRoute(route: string): string {
-  let json = routeJson.get(route);
-  if (json === undefined) {
-    json = JSON.stringify(route.split(/[?#]/)[0]);
-    if (routeJson.size < ROUTE_JSON_MAX) routeJson.set(route, json);
-  }
-  return json;
+/** The line of `entry` as a string, without its newline. */
+function lineText(entry: AccessLogEntry, withIp: boolean): string {
+  const batch = new AccessLineBatch(LINE_BYTES);
+  batch.add(entry, withIp);
+  return decoder.decode(batch.take()).slice(0, -1);
 }
 
-function format(entry: AccessLogEntry, withIp: boolean): string {
-  // Written by hand (once per request): every value is a number, null, or a
-  // string checked to need no escaping, except the route and the address,
-  // which go through JSON.stringify.
-  const time = isoTime(Number(entry.time));
-  // Methods are tokens; anything else (or a very long one) is not echoed.
-  const method = METHOD.test(entry.method) ? entry.method : "OTHER";
-  const route = entry.route === null ? "null" : jsonOfRoute(entry.route);
-  const podId = typeof entry.podId === "string" && POD_ID.test(entry.podId)
-    ? `"${entry.podId}"`
-    : "null";
-  const durationMs = Math.round(entry.durationMs * 1000) / 1000;
-  const ip = withIp && typeof entry.ip === "string"
-    ? `,"ip":${JSON.stringify(entry.ip)}`
-    : "";
-  return `{"time":"${time}","method":"${method}","route":${route},"status":${
-    Number(entry.status)
-  },"bytes":${
-    entry.bytes === null ? "null" : Number(entry.bytes)
-  },"durationMs":${durationMs},"podId":${podId}${ip}}`;
-}
+const decoder = new TextDecoder();
+/** Bytes a line usually fits in. */
+const LINE_BYTES = 512;
 
 /** The longest address written (an IPv6 address with a zone fits). */
 const ADDRESS_MAX = 100;
@@ -139,27 +89,40 @@ export function clientAddress(
 export type AccessLogSink = (line: string) => void;
 
 /**
- * The default sink: each line with a newline on standard output (the
- * broker's diagnostic log is on standard error, so the two can be routed
- * apart).
- *
- * @param line One formatted line.
+ * Lines wait up to this long, so that a busy broker writes a batch at a
+ * time instead of a line per request (a write per line cost about a third
+ * of the CPU of serving a small pod).
  */
-export function stdoutAccessLogSink(line: string): void {
+const FLUSH_MS = 50;
+/** ... or until this many bytes are waiting (a few hundred lines). */
+const FLUSH_BYTES = 60 * 1024;
+
+/**
+ * The default sink's lines, waiting: each line with a newline on standard
+ * output (the broker's diagnostic log is on standard error, so the two can
+ * be routed apart).
+ */
+let waiting: AccessLineBatch | undefined;
+let stdoutGone = false;
+/** When lines were last written (`performance.now()`). */
+let lastFlush = Number.NEGATIVE_INFINITY;
+
+function toStdout(entry: AccessLogEntry, withIp: boolean): void {
   if (stdoutGone) return;
-  if (!guarded) {
+  if (waiting === undefined) {
+    waiting = new AccessLineBatch(FLUSH_BYTES + LINE_BYTES);
     // A closed standard output (a pipe whose reader went away) must not
     // take the broker down: the access log stops, the broker goes on. What
     // waits is written when the process exits.
-    guarded = true;
     onStdoutError(() => {
       stdoutGone = true;
     });
     onExit(flushAccessLog);
   }
-  pending.push(line);
-  if (pending.length >= FLUSH_LINES) flushAccessLog();
-  else if (pending.length === 1) {
+  const first = waiting.size === 0;
+  waiting.add(entry, withIp);
+  if (waiting.size >= FLUSH_BYTES) flushAccessLog();
+  else if (first) {
     // A line after a quiet spell goes at once (no timer: on Deno the first
     // one loads the runtime's timers, about 10 ms of a start's first
     // request); those that follow it within FLUSH_MS wait for the batch.
@@ -168,41 +131,11 @@ export function stdoutAccessLogSink(line: string): void {
   }
 }
 
-/**
- * Lines wait up to this long, so that a busy broker writes a batch at a
- * time instead of a line per request (a write per line cost about a third
- * of the CPU of serving a small pod).
- */
-const FLUSH_MS = 50;
-/** ... or until this many are waiting. */
-const FLUSH_LINES = 512;
-
-/** The ISO time of the last millisecond formatted, reused within it. */
-let lastMs = Number.NaN;
-let lastIso = "";
-function isoTime(time: number): string {
-  const ms = Math.floor(time);
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
-  }
-  return lastIso;
-}
-
-/** Lines not yet written. */
-const pending: string[] = [];
-let guarded = false;
-let stdoutGone = false;
-/** When lines were last written (`performance.now()`). */
-let lastFlush = Number.NEGATIVE_INFINITY;
-
 function flushAccessLog(): void {
   lastFlush = performance.now();
-  if (pending.length === 0 || stdoutGone) return;
-  const text = `${pending.join("\n")}\n`;
-  pending.length = 0;
+  if (!waiting?.size || stdoutGone) return;
   try {
-    writeStdout(text);
+    writeStdout(waiting.take());
   } catch {
     stdoutGone = true;
   }
@@ -210,7 +143,10 @@ function flushAccessLog(): void {
 
 /** Options of {@linkcode createAccessLog}. */
 export interface AccessLogOptions {
-  /** Where lines go. @default {stdoutAccessLogSink} */
+  /**
+   * Where lines go. @default {each line with a newline on standard output,
+   * written in batches}
+   */
   sink?: AccessLogSink;
   /**
    * Whether the `ip` of an entry is written; off, it is dropped even when
@@ -241,11 +177,12 @@ export interface AccessLogOptions {
 export function createAccessLog(
   options: AccessLogOptions = {},
 ): (entry: AccessLogEntry) => void {
-  const sink = options.sink ?? stdoutAccessLogSink;
+  const { sink } = options;
   const includeIp = options.includeIp ?? false;
   return (entry) => {
     try {
-      sink(format(entry, includeIp));
+      if (sink === undefined) toStdout(entry, includeIp);
+      else sink(lineText(entry, includeIp));
     } catch {
       // Losing a log line is better than failing the request it describes.
     }

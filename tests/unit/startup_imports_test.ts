@@ -33,7 +33,10 @@ const SERVING: [string, string][] = [
     "upload_pace",
   ],
   ["http/routes", "dialects front health ice peerjs_id pod update upload"],
-  ["operator", "access_log compat_metrics deny_list metrics prometheus"],
+  [
+    "operator",
+    "access_line access_log compat_metrics deny_list metrics prometheus",
+  ],
   [
     "pod",
     "content_scan ed25519 ed25519_strict errors format keys limits manifest " +
