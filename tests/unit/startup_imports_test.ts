@@ -53,7 +53,9 @@ const SERVING: [string, string][] = [
     "close cluster hub ice keyed membership messages rate_limit socket_hub",
   ],
   ["signaling/bus", "held local_compat mod parked"],
-  // The dialects are on unless --compat says otherwise.
+  // The dialects are on unless --compat says otherwise. Their hubs load
+  // with the rest: by dynamic imports, only when on, they cost a default
+  // start about 6 ms and saved a --compat none start about 2.
   [
     "signaling/compat",
     "base dialects json_checks limits nostr nostr_frames peerjs peerjs_frames " +
