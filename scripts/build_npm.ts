@@ -11,8 +11,8 @@
  *    but the browser client) into `npm/esm/server/`, split into chunks that
  *    load on first use, and drops the per-file copies: Node then loads a
  *    serving start's code from a few files, not one per module (a cold start
- *    on Node 22 35 to 42 ms shorter, see docs/performance.md). The `.d.ts` files and the client stay
- *    per file in `npm/esm/`;
+ *    on Node 22 35 to 42 ms shorter, see docs/performance.md). The `.d.ts`
+ *    files and the client stay per file in `npm/esm/`;
  * 4. writes `npm/package.json` with the exact dependency versions from
  *    `deno.json`, copies README and LICENSE;
  * 5. packs `pod-broker-<version>.tgz` into the project root.

@@ -55,10 +55,20 @@ const END = ascii("}\n");
 
 /**
  * The most bytes a line takes besides its route and address: the literal
- * parts, the time, a method, a pod id and three numbers of at most 24
- * characters each.
+ * parts, the time (24), a method (16), a pod id in quotes (14) and three
+ * numbers of at most 24 characters each.
  */
-const FIXED_MAX = 112 + 24 + 16 + 14 + 3 * 24;
+const FIXED_MAX = [
+  TIME,
+  METHOD_KEY,
+  ROUTE_KEY,
+  STATUS_KEY,
+  BYTES_KEY,
+  DURATION_KEY,
+  POD_ID_KEY,
+  IP_KEY,
+  END,
+].reduce((sum, part) => sum + part.length, 24 + 16 + 14 + 3 * 24);
 
 /** The JSON of each route seen (a handful: the route table's patterns). */
 const routeJson = new Map<string, Uint8Array>();

@@ -185,10 +185,12 @@ async function startWrapped(): Promise<Wrapped> {
   };
 }
 
-/** Whether the broker on `port` answers /health. */
+/** Whether the broker on `port` answers /health with a 2xx within 10 s. */
 async function answers(port: number): Promise<boolean> {
   try {
-    const response = await fetch(`http://127.0.0.1:${port}/health`);
+    const response = await fetch(`http://127.0.0.1:${port}/health`, {
+      signal: AbortSignal.timeout(10_000),
+    });
     await response.body?.cancel();
     return response.ok;
   } catch {

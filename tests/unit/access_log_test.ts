@@ -146,6 +146,8 @@ Deno.test("createAccessLog() writes to standard output by default", async () => 
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["eval", script],
     stdin: "null",
+    // Bounded: a child that hangs is killed, and the exit code check fails.
+    signal: AbortSignal.timeout(30_000),
   }).output();
   const text = new TextDecoder();
   assert.equal(code, 0, text.decode(stderr));

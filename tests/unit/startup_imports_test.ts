@@ -88,6 +88,8 @@ Deno.test("a serving start loads the modules held here and never the bundler: bu
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
       cwd: new URL("../..", import.meta.url).pathname,
+      // Bounded: a hung `deno info` is killed, and the exit code check fails.
+      signal: AbortSignal.timeout(60_000),
       stdout: "piped",
       stderr: "piped",
     }).output();
