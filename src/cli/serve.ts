@@ -72,7 +72,11 @@ export async function serve(
   let server: SignalServer;
   let bus: Bus | undefined;
   try {
-    bus = await openBus(values);
+    bus = await openBus(
+      values,
+      undefined,
+      fromFlags.signaling?.maxHeldBytes,
+    );
     server = await createSignalServer({
       ...fromFlags,
       registry,

@@ -42,7 +42,9 @@ export interface SignalingOptions {
   /**
    * Bytes of signal data held for all the away peers of a broker without a
    * bus, together (each peer also at most 256 KiB); past it the oldest held
-   * signal of the peer sent to goes, and it is told to restart ICE.
+   * signal of the peer sent to goes, and it is told to restart ICE. A
+   * `RedisBus` has its own `maxHeldBytes` (the CLI passes this one): what the
+   * broker's peers may put into holds on Redis within 30 s.
    * @default {67108864}
    */
   maxHeldBytes?: number;

@@ -46,6 +46,99 @@ export class HeldBudget {
   }
 }
 
+/**
+ * The bytes of signal data one broker put into holds on a shared bus
+ * (Redis) over the last {@linkcode RESUME_MS}, within `max`. A held signal
+ * is gone by the end of its peer's window, so what the broker's peers can
+ * make the bus hold at once, for every away peer there together, stays
+ * within `max` whatever they do. Counted by the second, and a little long
+ * (up to one second more than the window): a bound, never a leak.
+ *
+ * @example Full until a window has passed
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { HeldWindow, RESUME_MS } from "./held.ts";
+ *
+ * let now = 0;
+ * const window = new HeldWindow(100, () => now);
+ * assert.equal(window.take(60), true);
+ * assert.equal(window.take(60), false);
+ * window.give(60);
+ * assert.equal(window.take(40), true);
+ * now += RESUME_MS + 1000;
+ * assert.equal(window.take(100), true);
+ * ```
+ */
+export class HeldWindow {
+  /** The most bytes taken within one window. */
+  readonly max: number;
+  readonly #now: () => number;
+  // Bytes taken in each second of the window, by second modulo its length.
+  readonly #seconds = new Array<number>(WINDOW_SECONDS).fill(0);
+  #second = -Infinity;
+  #used = 0;
+
+  /**
+   * @param max The most bytes taken within one window.
+   * @param now The clock, in milliseconds. @default {Date.now}
+   * @throws {TypeError} When `max` is not a whole number of at least 1.
+   */
+  constructor(
+    max: number = MAX_HELD_BYTES_TOTAL,
+    now: () => number = Date.now,
+  ) {
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw new TypeError(
+        `Cannot bound held signals to ${max} bytes: expected a whole number of at least 1`,
+      );
+    }
+    this.max = max;
+    this.#now = now;
+  }
+
+  /**
+   * Takes `bytes` of the window for a signal that may be held.
+   *
+   * @returns False, and nothing taken, when they would pass `max`.
+   */
+  take(bytes: number): boolean {
+    const second = this.#advance();
+    if (this.#used + bytes > this.max) return false;
+    this.#seconds[windowSlot(second)]! += bytes;
+    this.#used += bytes;
+    return true;
+  }
+
+  /** Gives back `bytes` taken for a signal that was not held after all. */
+  give(bytes: number): void {
+    const slot = windowSlot(this.#advance());
+    // Taken in an earlier second: that second keeps them until it ends.
+    const back = Math.min(bytes, this.#seconds[slot]!);
+    this.#seconds[slot]! -= back;
+    this.#used -= back;
+  }
+
+  // Forgets the seconds that left the window; returns the current one.
+  #advance(): number {
+    const second = Math.floor(this.#now() / 1000);
+    const from = Math.max(this.#second + 1, second - WINDOW_SECONDS + 1);
+    for (let s = from; s <= second; s++) {
+      this.#used -= this.#seconds[windowSlot(s)]!;
+      this.#seconds[windowSlot(s)] = 0;
+    }
+    this.#second = Math.max(this.#second, second);
+    return this.#second;
+  }
+}
+
+/** The seconds a {@linkcode HeldWindow} counts: the window and the current one. */
+const WINDOW_SECONDS = Math.ceil(RESUME_MS / 1000) + 1;
+
+/** Where a second's count is kept (seconds before 1970 included). */
+function windowSlot(second: number): number {
+  return ((second % WINDOW_SECONDS) + WINDOW_SECONDS) % WINDOW_SECONDS;
+}
+
 /** The shape of a resume token: 32 characters of `[A-Za-z0-9]`. */
 export const RESUME_TOKEN: RegExp = /^[A-Za-z0-9]{32}$/;
 
@@ -101,7 +194,7 @@ export class HeldSignals {
    * the broker's: then the new one too, when nothing older is left).
    */
   push(from: string, data: string): void {
-    const bytes = utf8Bytes(data);
+    const bytes = heldBytes(data);
     const over = () =>
       this.#signals.length > MAX_HELD_SIGNALS ||
       this.#bytes > MAX_HELD_BYTES || this.#budget.used > this.#budget.max;
@@ -139,6 +232,13 @@ export class HeldSignals {
 
 const encoder = new TextEncoder();
 
-function utf8Bytes(text: string): number {
-  return encoder.encode(text).byteLength;
+/**
+ * What a held signal counts against the bounds: its data's UTF-8 bytes (as
+ * Redis counts them).
+ *
+ * @param data The signal's data as JSON text.
+ * @returns Its size in bytes.
+ */
+export function heldBytes(data: string): number {
+  return encoder.encode(data).byteLength;
 }

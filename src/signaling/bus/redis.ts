@@ -46,6 +46,7 @@ import {
   parkOnRedis,
   parseBusMessage,
   type RedisResumeContext,
+  resumeContext,
   resumeOnRedis,
   sendOnRedis,
 } from "./redis_resume.ts";
@@ -61,7 +62,7 @@ import type {
 } from "./mod.ts";
 import { RedisUrlError } from "./redis_url.ts";
 
-export { RedisUrlError };
+export { REAP_BATCH, RedisUrlError };
 
 /** Options of {@linkcode createRedisBus}. */
 export interface RedisBusOptions {
@@ -81,6 +82,11 @@ export interface RedisBusOptions {
   connectTimeoutMs?: number;
   /** Receives the bus's log events (never the URL). */
   logger?: Logger;
+  /**
+   * Bytes this broker's peers may put into the holds of away peers within
+   * 30 s; past it, signals to them are dropped. @default {67108864}
+   */
+  maxHeldBytes?: number | undefined;
 }
 
 /** The default heartbeat interval of a {@linkcode RedisBus}. */
@@ -93,8 +99,6 @@ export const BUS_MISSED_BEATS = 3;
 // most 2,000 × REAP_BATCH peers per beat.
 const MAX_REAP_CALLS = 2_000;
 
-export { REAP_BATCH };
-
 type Script = (...args: (string | number)[]) => Promise<unknown>;
 
 /**
@@ -103,8 +107,8 @@ type Script = (...args: (string | number)[]) => Promise<unknown>;
  *
  * @param options The Redis URL and the bus's timing.
  * @returns The bus, to pass as the `bus` option.
- * @throws {TypeError} For a URL that is not `redis:` or `rediss:`, or a
- * heartbeat under 100 ms.
+ * @throws {TypeError} For a URL that is not `redis:` or `rediss:`, a
+ * heartbeat under 100 ms, or a `maxHeldBytes` under 1.
  * @throws {Error} When Redis cannot be reached in `connectTimeoutMs`.
  *
  * @example Two brokers on one Redis
@@ -216,11 +220,12 @@ export class RedisBus implements Bus {
       node: this.node,
       channel: (node) => this.#nodeChannel(node),
     });
-    this.#parking = {
-      run: (name, ...args) => this.#script(name)(...args),
-      prefix: this.#prefix,
-      node: this.node,
-    };
+    this.#parking = resumeContext(
+      (name, ...args) => this.#script(name)(...args),
+      this.#prefix,
+      this.node,
+      options.maxHeldBytes,
+    );
     for (const [name, { lua, keys }] of Object.entries(scripts)) {
       this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
     }

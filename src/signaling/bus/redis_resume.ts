@@ -12,7 +12,9 @@ import { encodeHex } from "../../_util/encoding.ts";
 import { sha256 } from "../../_util/hash.ts";
 import type { BusDelivery, BusEvent, BusResume } from "./mod.ts";
 import {
+  heldBytes,
   type HeldSignal,
+  HeldWindow,
   MAX_HELD_BYTES,
   MAX_HELD_SIGNALS,
   RESUME_MS,
@@ -26,6 +28,28 @@ export interface RedisResumeContext {
   readonly prefix: string;
   /** This broker's node id. */
   readonly node: string;
+  /** The bytes this broker may still put into holds. */
+  readonly held: HeldWindow;
+}
+
+/**
+ * The parking calls' context for one bus.
+ *
+ * @param run Runs one of the bus's scripts.
+ * @param prefix The key prefix.
+ * @param node This broker's node id.
+ * @param maxHeldBytes The bytes its peers may put into holds within a
+ * window (`RedisBusOptions.maxHeldBytes`).
+ * @returns The context.
+ * @throws {TypeError} When `maxHeldBytes` is not a whole number of at least 1.
+ */
+export function resumeContext(
+  run: RedisResumeContext["run"],
+  prefix: string,
+  node: string,
+  maxHeldBytes?: number,
+): RedisResumeContext {
+  return { run, prefix, node, held: new HeldWindow(maxHeldBytes) };
 }
 
 // A peer id as the hubs make them.
@@ -126,20 +150,33 @@ export async function sendOnRedis(
   delivery: BusDelivery,
 ): Promise<boolean> {
   const p = ctx.prefix;
-  const sent = await ctx.run(
-    "podSend",
-    `${p}session:${delivery.session}`,
-    delivery.to,
-    delivery.from,
-    delivery.data,
-    `${p}n:`,
-    p,
-    delivery.session,
-    MAX_HELD_SIGNALS,
-    MAX_HELD_BYTES,
-  );
-  return sent === 1;
+  // Taken before the script runs, so that sends under way together cannot
+  // pass the window; given back unless the signal was held.
+  const bytes = heldBytes(delivery.data);
+  const mayHold = ctx.held.take(bytes);
+  let sent: unknown;
+  try {
+    sent = await ctx.run(
+      "podSend",
+      `${p}session:${delivery.session}`,
+      delivery.to,
+      delivery.from,
+      delivery.data,
+      `${p}n:`,
+      p,
+      delivery.session,
+      MAX_HELD_SIGNALS,
+      MAX_HELD_BYTES,
+      mayHold ? 1 : 0,
+    );
+  } finally {
+    if (mayHold && sent !== HELD) ctx.held.give(bytes);
+  }
+  return sent === 1 || sent === HELD;
 }
+
+/** What the send script answers for a signal it held. */
+const HELD = 2;
 
 /**
  * Lets go of the parked peers whose window is over (each leaves its

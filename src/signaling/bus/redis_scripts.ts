@@ -158,9 +158,11 @@ tell(ARGV[4], redis.call('HVALS', KEYS[1]),
 return {seq, peer, redis.call('HGETALL', KEYS[1]), held, dropped}`;
 
 // KEYS: session. ARGV: to, from, data, node channel prefix, prefix,
-// session, most signals held, most bytes held. Publishes to the node that
-// holds \`to\`, or holds the signal while \`to\` is parked, dropping the
-// oldest past the bounds. Returns 0 when \`to\` is no member.
+// session, most signals held, most bytes held, '1' when the sending broker
+// may hold it (HeldWindow). Publishes to the node that holds \`to\` (returns
+// 1), or holds the signal while \`to\` is parked, dropping the oldest past
+// the bounds (returns 2; a signal the broker may not hold is dropped at once,
+// and 1 returned). Returns 0 when \`to\` is no member.
 const SEND = `
 local node = redis.call('HGET', KEYS[1], ARGV[1])
 if not node then return 0 end
@@ -174,6 +176,13 @@ local info = ARGV[5] .. 'parked:' .. ARGV[1]
 local dropped = ARGV[5] .. 'dropped:' .. ARGV[1]
 local ttl = redis.call('PTTL', info)
 if ttl <= 0 then return 1 end
+if ARGV[9] ~= '1' then
+  if redis.call('SCARD', dropped) < tonumber(ARGV[7]) then
+    redis.call('SADD', dropped, ARGV[2])
+    redis.call('PEXPIRE', dropped, ttl)
+  end
+  return 1
+end
 redis.call('RPUSH', list, ARGV[2] .. ' ' .. ARGV[3])
 local bytes = redis.call('HINCRBY', info, 'bytes', #ARGV[3])
 local count = redis.call('LLEN', list)
@@ -188,7 +197,7 @@ while count > tonumber(ARGV[7]) or bytes > tonumber(ARGV[8]) do
 end
 redis.call('PEXPIRE', list, ttl)
 redis.call('PEXPIRE', dropped, ttl)
-return 1`;
+return 2`;
 
 // KEYS: parked, peers, seq. ARGV: prefix, the most peers to expire.
 // Parked peers whose window is over leave their session.
