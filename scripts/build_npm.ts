@@ -11,7 +11,8 @@
  *    but the browser client) into `npm/esm/server/`, split into chunks that
  *    load on first use, and drops the per-file copies: Node then loads a
  *    serving start's code from a few files, not one per module (a cold start
- *    on Node 22 35 to 42 ms shorter, see docs/performance.md). The `.d.ts`
+ *    on Node 22 35 to 42 ms shorter, see docs/performance.md), each with a
+ *    source map back to `src/` (TypeScript's maps, chained). The `.d.ts`
  *    files and the client stay per file in `npm/esm/`;
  * 4. writes `npm/package.json` with the exact dependency versions from
  *    `deno.json`, copies README and LICENSE;
@@ -286,6 +287,9 @@ function tsconfig(config: DenoConfig): unknown {
       verbatimModuleSyntax: true,
       skipLibCheck: true,
       newLine: "lf",
+      // Read by the bundler, which maps the bundle back to `src/`; the
+      // per-file copies that carry them do not ship.
+      inlineSourceMap: true,
     },
     include: ["src"],
     exclude: [`src/${CLIENT_DIR}`],
@@ -302,6 +306,8 @@ function clientTsconfig(config: DenoConfig): unknown {
       ...base.compilerOptions,
       lib: ["ES2024", "DOM", "DOM.Iterable"],
       types: [],
+      // The client ships per file, as compiled, with no map.
+      inlineSourceMap: false,
     },
     include: [`src/${CLIENT_DIR}`],
   };
@@ -414,6 +420,11 @@ async function bundleServer(entries: string[]): Promise<void> {
       platform: "node",
       target: "node22",
       packages: "external",
+      // A `.map` beside each file, naming `src/` paths and lines (not
+      // their text): Node started with `--enable-source-maps` puts them in
+      // stack traces.
+      sourcemap: "linked",
+      sourcesContent: false,
       logLevel: "silent",
     });
   } finally {

@@ -2,10 +2,18 @@
 // few files of esm/server/, not one file per module (Node reads, parses and
 // links each file of a start on its own), and no per-file copy of the
 // server ships beside the bundle. The client stays per file, with its types.
+// Each bundled file has a source map, so that Node with --enable-source-maps
+// names the TypeScript file and line in a stack trace.
 import assert from "node:assert/strict";
 import { readdir } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { ensureTarball, installTarball } from "../support/npm_package.ts";
+import {
+  ensureTarball,
+  installTarball,
+  nodePath,
+  ROOT,
+  run,
+} from "../support/npm_package.ts";
 import { NODE_BIN, PACKAGE_NAME, SERVER_DIR } from "../support/npm_layout.ts";
 
 /**
@@ -51,6 +59,58 @@ Deno.test("the npm package's bin starts from a few bundled files of esm/server/,
     assert.deepEqual(perFile, [], "no per-file server code ships");
     await Deno.stat(join(root, "esm", "mod_node.d.ts"));
     await Deno.stat(join(root, "esm", "client", "mod.js"));
+  } finally {
+    await Deno.remove(project, { recursive: true });
+  }
+});
+
+Deno.test("the bundle's source maps name the TypeScript file and line in a stack trace on Node with --enable-source-maps, and ship no source text", async () => {
+  const project = await installTarball(await ensureTarball());
+  try {
+    const server = join(
+      project,
+      "node_modules",
+      PACKAGE_NAME,
+      "esm",
+      SERVER_DIR,
+    );
+    const files = await readdir(server);
+    const code = files.filter((file) => file.endsWith(".js"));
+    assert.ok(code.length > 1);
+    for (const file of code) {
+      assert.ok(files.includes(`${file}.map`), `${file} has no map`);
+      const map = JSON.parse(
+        await Deno.readTextFile(join(server, `${file}.map`)),
+      ) as { sources: string[]; sourcesContent?: unknown };
+      assert.equal(map.sourcesContent, undefined, `${file}.map holds source`);
+      for (const source of map.sources) {
+        assert.match(source, /^\.\.\/\.\.\/src\/[\w/]+\.ts$/, `${file}.map`);
+      }
+    }
+    // A bad Redis URL throws inside the bundle, in RedisBus's constructor.
+    const script = join(project, "throw.mjs");
+    await Deno.writeTextFile(
+      script,
+      `import { createRedisBus } from "${PACKAGE_NAME}/bus-redis";
+try { await createRedisBus({ url: "http://x" }); } catch (error) { console.log(error.stack); }`,
+    );
+    const node = await nodePath();
+    const stack = (enable: boolean) =>
+      run(
+        node,
+        [...(enable ? ["--enable-source-maps"] : []), script],
+        project,
+        60_000,
+      );
+    const mapped = await stack(true);
+    const at = mapped.match(/\/src\/signaling\/bus\/redis\.ts:(\d+):\d+\)/);
+    assert.ok(at, `no TypeScript frame in:\n${mapped}`);
+    const line = (await Deno.readTextFile(
+      join(ROOT, "src", "signaling", "bus", "redis.ts"),
+    )).split("\n")[Number(at[1]) - 1];
+    assert.match(line ?? "", /throw new RedisUrlError/, `line ${at[1]}`);
+    // Without the flag, Node names the bundle, as before.
+    assert.match(await stack(false), /esm\/server\/redis\.js:\d+/);
   } finally {
     await Deno.remove(project, { recursive: true });
   }
