@@ -72,11 +72,7 @@ export async function serve(
   let server: SignalServer;
   let bus: Bus | undefined;
   try {
-    bus = await openBus(
-      values,
-      undefined,
-      fromFlags.signaling?.maxHeldBytes,
-    );
+    bus = await openBus(values);
     server = await createSignalServer({
       ...fromFlags,
       registry,

@@ -242,8 +242,6 @@ function setAt(object: Record<string, unknown>, key: string, value: unknown) {
  *
  * @param values What `parseFlags` returned.
  * @param env The environment (`REDIS_URL`).
- * @param maxHeldBytes The `signaling.maxHeldBytes` option, which bounds what
- * this broker's peers put into the holds of away peers on Redis too.
  * @returns The bus, or undefined for the in-process default.
  * @throws {UsageError} For a bad choice, a missing or bad URL, or a Redis
  * that cannot be reached (the URL, which may hold a password, is not named).
@@ -251,7 +249,6 @@ function setAt(object: Record<string, unknown>, key: string, value: unknown) {
 export async function openBus(
   values: FlagValues,
   env: Record<string, string | undefined> = hostEnv(),
-  maxHeldBytes?: number,
 ): Promise<Bus | undefined> {
   const busRow = cliRow("bus");
   const urlRow = cliRow("redis-url");
@@ -278,7 +275,7 @@ export async function openBus(
     "../signaling/bus/redis.ts"
   );
   try {
-    return await createRedisBus({ url, logger: jsonLogger, maxHeldBytes });
+    return await createRedisBus({ url, logger: jsonLogger });
   } catch (error) {
     if (missingPermission(error) !== undefined) throw error; // runCli says which
     throw new UsageError(

@@ -340,7 +340,7 @@ export const TABLE = [
     default: MAX_HELD_BYTES_TOTAL as number,
     min: 1,
     help:
-      "bytes of signals held for all the away peers of a broker without a bus, past it the oldest held signal of the peer goes; with --bus redis, bytes this broker's peers may put into the holds of away peers within 30 s, past it the signal goes; either way the away peer is told to restart ICE",
+      "bytes of signals held for all the away peers of a broker, past it the oldest held signal of the peer goes; with --bus redis, bytes this broker's peers may put into the holds of away peers within 30 s, past it the signal goes; either way the away peer is told to restart ICE",
   },
   {
     key: "signaling.allowedOrigins",

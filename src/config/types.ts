@@ -40,11 +40,11 @@ export interface SignalingOptions {
    */
   maxBufferedBytes?: number;
   /**
-   * Bytes of signal data held for all the away peers of a broker without a
-   * bus, together (each peer also at most 256 KiB); past it the oldest held
-   * signal of the peer sent to goes, and it is told to restart ICE. A
-   * `RedisBus` has its own `maxHeldBytes` (the CLI passes this one): what the
-   * broker's peers may put into holds on Redis within 30 s.
+   * Bytes of signal data held for all the away peers of a broker together
+   * (each peer also at most 256 KiB); past it the oldest held signal of the
+   * peer sent to goes, and it is told to restart ICE. With a `RedisBus`, the
+   * bytes this broker's peers may put into holds on Redis within 30 s; past
+   * it a signal to an away peer goes, and it is told the same.
    * @default {67108864}
    */
   maxHeldBytes?: number;

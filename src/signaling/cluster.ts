@@ -24,7 +24,7 @@ import type {
   BusSnapshot,
   BusState,
 } from "./bus/mod.ts";
-import type { HeldSignal } from "./bus/held.ts";
+import { type HeldSignal, HeldWindow } from "./bus/held.ts";
 import {
   LocalMembership,
   type Member,
@@ -60,6 +60,11 @@ export interface ClusterOptions {
   maxPeers: number;
   /** The largest signal frame: signal data from the bus is held to it. */
   maxFrameBytes: number;
+  /**
+   * Bytes this broker's peers may put into the holds of parked peers within
+   * a resume window (`signaling.maxHeldBytes`). @default {67108864}
+   */
+  maxHeldBytes?: number | undefined;
   /** Log sink. */
   logger?: Logger | undefined;
 }
@@ -69,6 +74,7 @@ export class ClusterMembership<M extends Member>
   extends LocalMembership<M, ClusterSession<M>> {
   #bus: Bus;
   #maxFrameBytes: number;
+  #held: HeldWindow;
   #logger: Logger | undefined;
   // Peers whose bus `leave` failed while the bus was down: retried once it
   // is back (session name by peer id).
@@ -87,6 +93,7 @@ export class ClusterMembership<M extends Member>
     super(host, options.maxPeers);
     this.#bus = options.bus;
     this.#maxFrameBytes = options.maxFrameBytes;
+    this.#held = new HeldWindow(options.maxHeldBytes);
     this.maxDataBytes = options.maxFrameBytes;
     this.#logger = options.logger;
     this.#bus.attach({
@@ -217,7 +224,7 @@ export class ClusterMembership<M extends Member>
     // Routed by the bus, which knows where the peer is now (this view may
     // be behind a move): to its broker, or held while it is parked. One
     // sender's signals go in one order through one connection.
-    this.#bus.send(delivery).catch((error) => {
+    this.#bus.send(delivery, this.#held).catch((error) => {
       this.#logger?.("debug", "Cannot relay through the signaling bus", {
         error: String((error as Error)?.message ?? error),
       });
@@ -320,7 +327,7 @@ export class ClusterMembership<M extends Member>
   // here is under way (kept until the bus answers).
   #early(delivery: BusDelivery): void {
     if (this.#recentlyParked.get(delivery.to) === delivery.session) {
-      this.#bus.send(delivery).catch(() => {});
+      this.#bus.send(delivery, this.#held).catch(() => {});
       return;
     }
     const resuming = this.#resuming.get(delivery.session);

@@ -150,6 +150,7 @@ export class SignalingHub implements SocketDialect<SignalPeer> {
         bus: options.bus,
         maxPeers: limits.maxPeersPerSession,
         maxFrameBytes: limits.maxFrameBytes,
+        maxHeldBytes: limits.maxHeldBytes,
         logger: options.logger,
       });
       this.#membership = this.#cluster;

@@ -7,11 +7,8 @@ import { until } from "../support/ports.ts";
 import { Redis } from "ioredis";
 import type { LogLevel } from "../../src/_util/log.ts";
 import { type Bus, LocalBus } from "../../src/signaling/bus/mod.ts";
-import {
-  createRedisBus,
-  REAP_BATCH,
-  RedisBus,
-} from "../../src/signaling/bus/redis.ts";
+import { createRedisBus, REAP_BATCH } from "../../src/signaling/bus/redis.ts";
+import { heldBytes } from "../../src/signaling/bus/held.ts";
 import { MAX_COMPAT_MESSAGE_CHARS } from "../../src/signaling/bus/redis_compat.ts";
 import type { SignalServerOptions } from "../../src/config/types.ts";
 import {
@@ -512,50 +509,61 @@ redisTest(
 );
 
 redisTest(
-  "RedisBus: what one broker's peers put into the holds of away peers, all of them together, stays within its maxHeldBytes; a signal past it is dropped and its sender named, and signals to peers that are here pass",
+  "RedisBus: what one broker's peers put into the holds of away peers, all of them together, stays within its signaling.maxHeldBytes; a signal past it is dropped and its sender named, and signals to peers that are here pass",
   async () => {
     await using redis = await startRedis();
     const away = await createRedisBus({ url: redis.url });
-    const sender = await createRedisBus({ url: redis.url, maxHeldBytes: 100 });
     const delivered: string[] = [];
     away.attach({
       event: () => {},
       deliver: (delivery) => delivered.push(delivery.data),
       state: () => {},
     });
+    const data = (c: string) => ({ candidate: { candidate: c.repeat(40) } });
+    const size = heldBytes(JSON.stringify(data("a")));
+    await using broker = await startBroker(
+      await createRedisBus({ url: redis.url }),
+      { maxHeldBytes: 2 * size },
+    );
+    const probe = new Redis(redis.url);
+    const client = new TestClient(broker.t.wsUrl);
     try {
       for (const peer of ["p1", "p2"]) {
-        assert.ok((await away.join("s", peer, 4)).ok);
+        assert.ok((await away.join("held", peer, 4)).ok);
       }
-      assert.ok((await sender.join("s", "p3", 4)).ok);
-      await away.park("s", "p1", "A".repeat(32));
-      await away.park("s", "p2", "B".repeat(32));
-      const send = (to: string, data: string) =>
-        sender.send({ session: "s", to, from: "p3", data });
-      assert.equal(await send("p1", "a".repeat(60)), true);
-      // Another away peer, the same window: 60 more bytes would pass 100.
-      assert.equal(await send("p2", "b".repeat(60)), true);
-      assert.equal(await send("p1", "c".repeat(40)), true);
-      const first = await away.resume("s", "A".repeat(32));
+      await away.park("held", "p1", "A".repeat(32));
+      await away.park("held", "p2", "B".repeat(32));
+      const { peerId, peers } = await client.join("held");
+      assert.deepEqual([...peers].sort(), ["p1", "p2"]);
+      // Two to p1 fill the broker's bound; one more, to another away peer,
+      // does not fit.
+      client.send({ type: "signal", to: "p1", data: data("a") });
+      client.send({ type: "signal", to: "p1", data: data("c") });
+      client.send({ type: "signal", to: "p2", data: data("b") });
+      await until(
+        async () =>
+          await probe.llen("pod-broker:held:p1") === 2 &&
+          await probe.sismember("pod-broker:dropped:p2", peerId) === 1,
+        "two signals held for p1, and p2 told of a dropped one",
+        10_000,
+      );
+      const first = await away.resume("held", "A".repeat(32));
       assert.deepEqual(first?.held, {
-        signals: [
-          { from: "p3", data: "a".repeat(60) },
-          { from: "p3", data: "c".repeat(40) },
-        ],
+        signals: ["a", "c"].map((c) => ({
+          from: peerId,
+          data: JSON.stringify(data(c)),
+        })),
         dropped: [],
       });
-      const second = await away.resume("s", "B".repeat(32));
-      assert.deepEqual(second?.held, { signals: [], dropped: ["p3"] });
+      const second = await away.resume("held", "B".repeat(32));
+      assert.deepEqual(second?.held, { signals: [], dropped: [peerId] });
       // p1 is here again: what reaches it is not held, and not counted.
-      assert.equal(await send("p1", "d".repeat(100)), true);
+      client.send({ type: "signal", to: "p1", data: data("d") });
       await until(() => delivered.length === 1, "the delivery to p1", 10_000);
-      assert.deepEqual(delivered, ["d".repeat(100)]);
-      assert.throws(
-        () => new RedisBus({ url: redis.url, maxHeldBytes: 0 }),
-        TypeError,
-      );
+      assert.deepEqual(delivered, [JSON.stringify(data("d"))]);
     } finally {
-      await sender.close();
+      await client.close();
+      probe.disconnect();
       await away.close();
     }
   },

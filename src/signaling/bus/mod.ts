@@ -27,7 +27,7 @@
  */
 
 import type { CompatBus } from "./compat.ts";
-import type { Held } from "./held.ts";
+import type { Held, HeldWindow } from "./held.ts";
 import { ParkedPeers } from "./parked.ts";
 import { LocalCompatEngine } from "./local_compat.ts";
 
@@ -154,9 +154,16 @@ export interface Bus {
    * Sends signal data to `delivery.to` wherever it is now: to the node that
    * holds it, or into its hold while it is parked.
    *
+   * @param delivery The signal.
+   * @param held The sending broker's bound on what its peers put into holds
+   * (`signaling.maxHeldBytes`): an engine that holds on shared storage
+   * takes a held signal's bytes from it, and drops a signal to a parked
+   * peer that does not fit (the peer is told to restart ICE). An engine
+   * that holds in its own process bounds it there. Absent, the engine's
+   * default bound.
    * @returns False when it is no member of the session.
    */
-  send(delivery: BusDelivery): Promise<boolean>;
+  send(delivery: BusDelivery, held?: HeldWindow): Promise<boolean>;
   /** Removes this node's peers from the bus and disconnects. */
   close(): Promise<void>;
   /**

@@ -46,7 +46,6 @@ import {
   parkOnRedis,
   parseBusMessage,
   type RedisResumeContext,
-  resumeContext,
   resumeOnRedis,
   sendOnRedis,
 } from "./redis_resume.ts";
@@ -61,6 +60,7 @@ import type {
   CompatBus,
 } from "./mod.ts";
 import { RedisUrlError } from "./redis_url.ts";
+import { HeldWindow } from "./held.ts";
 
 export { REAP_BATCH, RedisUrlError };
 
@@ -82,11 +82,6 @@ export interface RedisBusOptions {
   connectTimeoutMs?: number;
   /** Receives the bus's log events (never the URL). */
   logger?: Logger;
-  /**
-   * Bytes this broker's peers may put into the holds of away peers within
-   * 30 s; past it, signals to them are dropped. @default {67108864}
-   */
-  maxHeldBytes?: number | undefined;
 }
 
 /** The default heartbeat interval of a {@linkcode RedisBus}. */
@@ -107,8 +102,8 @@ type Script = (...args: (string | number)[]) => Promise<unknown>;
  *
  * @param options The Redis URL and the bus's timing.
  * @returns The bus, to pass as the `bus` option.
- * @throws {TypeError} For a URL that is not `redis:` or `rediss:`, a
- * heartbeat under 100 ms, or a `maxHeldBytes` under 1.
+ * @throws {TypeError} For a URL that is not `redis:` or `rediss:`, or a
+ * heartbeat under 100 ms.
  * @throws {Error} When Redis cannot be reached in `connectTimeoutMs`.
  *
  * @example Two brokers on one Redis
@@ -220,12 +215,12 @@ export class RedisBus implements Bus {
       node: this.node,
       channel: (node) => this.#nodeChannel(node),
     });
-    this.#parking = resumeContext(
-      (name, ...args) => this.#script(name)(...args),
-      this.#prefix,
-      this.node,
-      options.maxHeldBytes,
-    );
+    this.#parking = {
+      run: (name, ...args) => this.#script(name)(...args),
+      prefix: this.#prefix,
+      node: this.node,
+      held: new HeldWindow(),
+    };
     for (const [name, { lua, keys }] of Object.entries(scripts)) {
       this.#cmd.defineCommand(name, { numberOfKeys: keys, lua });
     }
@@ -355,8 +350,8 @@ export class RedisBus implements Bus {
   }
 
   /** Sends to a peer wherever it is, or into its hold (redis_resume.ts). */
-  send(delivery: BusDelivery): Promise<boolean> {
-    return sendOnRedis(this.#parking, delivery);
+  send(delivery: BusDelivery, held?: HeldWindow): Promise<boolean> {
+    return sendOnRedis(this.#parking, delivery, held);
   }
 
   /**

@@ -14,7 +14,7 @@ import type { BusDelivery, BusEvent, BusResume } from "./mod.ts";
 import {
   heldBytes,
   type HeldSignal,
-  HeldWindow,
+  type HeldWindow,
   MAX_HELD_BYTES,
   MAX_HELD_SIGNALS,
   RESUME_MS,
@@ -28,28 +28,8 @@ export interface RedisResumeContext {
   readonly prefix: string;
   /** This broker's node id. */
   readonly node: string;
-  /** The bytes this broker may still put into holds. */
+  /** The bound on holds of a send that names none (`Bus.send`). */
   readonly held: HeldWindow;
-}
-
-/**
- * The parking calls' context for one bus.
- *
- * @param run Runs one of the bus's scripts.
- * @param prefix The key prefix.
- * @param node This broker's node id.
- * @param maxHeldBytes The bytes its peers may put into holds within a
- * window (`RedisBusOptions.maxHeldBytes`).
- * @returns The context.
- * @throws {TypeError} When `maxHeldBytes` is not a whole number of at least 1.
- */
-export function resumeContext(
-  run: RedisResumeContext["run"],
-  prefix: string,
-  node: string,
-  maxHeldBytes?: number,
-): RedisResumeContext {
-  return { run, prefix, node, held: new HeldWindow(maxHeldBytes) };
 }
 
 // A peer id as the hubs make them.
@@ -141,19 +121,21 @@ export async function resumeOnRedis(
 }
 
 /**
- * Sends signal data to its addressee wherever it is, or into its hold.
+ * Sends signal data to its addressee wherever it is, or into its hold
+ * while `held` (the sending broker's bound) has room for it.
  *
  * @returns False when the addressee is no member of the session.
  */
 export async function sendOnRedis(
   ctx: RedisResumeContext,
   delivery: BusDelivery,
+  held: HeldWindow = ctx.held,
 ): Promise<boolean> {
   const p = ctx.prefix;
   // Taken before the script runs, so that sends under way together cannot
-  // pass the window; given back unless the signal was held.
+  // pass the bound; given back unless the signal was held.
   const bytes = heldBytes(delivery.data);
-  const mayHold = ctx.held.take(bytes);
+  const mayHold = held.take(bytes);
   let sent: unknown;
   try {
     sent = await ctx.run(
@@ -170,7 +152,7 @@ export async function sendOnRedis(
       mayHold ? 1 : 0,
     );
   } finally {
-    if (mayHold && sent !== HELD) ctx.held.give(bytes);
+    if (mayHold && sent !== HELD) held.give(bytes);
   }
   return sent === 1 || sent === HELD;
 }
