@@ -99,6 +99,7 @@ export {
   isBus,
   LocalBus,
 } from "./signaling/bus/mod.ts";
+export { HeldWindow } from "./signaling/bus/held.ts";
 export {
   type DeniableRecord,
   type DenyCode,

@@ -79,6 +79,8 @@ export class HeldWindow {
   #used = 0;
 
   /**
+   * Makes an empty window.
+   *
    * @param max The most bytes taken within one window.
    * @param now The clock, in milliseconds. @default {Date.now}
    * @throws {TypeError} When `max` is not a whole number of at least 1.
