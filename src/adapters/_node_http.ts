@@ -7,12 +7,10 @@
  * @module
  */
 
-import { Buffer } from "node:buffer";
-import { type IncomingMessage, ServerResponse, STATUS_CODES } from "node:http";
+import type { Buffer } from "node:buffer";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import { clearTimeout, setImmediate, setTimeout } from "node:timers";
-import { NodeRequest, sendNodeResponse } from "srvx/node";
 import type { Broker } from "../http/broker.ts";
 import { requestTarget } from "../http/request_url.ts";
 import {
@@ -22,6 +20,11 @@ import {
 } from "../_util/held_body.ts";
 import type { Logger } from "../_util/log.ts";
 import { expireIfStillIdle } from "./_node_idle.ts";
+import { nodeBuiltin } from "../_util/host.ts";
+
+const http = nodeBuiltin("node:http");
+const timers = nodeBuiltin("node:timers");
+const { Buffer: NodeBuffer } = nodeBuiltin("node:buffer");
 
 /**
  * A response sent before its request body was read whole (an upload refused
@@ -33,6 +36,26 @@ import { expireIfStillIdle } from "./_node_idle.ts";
 const LINGER_SECONDS = 30;
 /** ... with at most this long between two reads (`lingering_timeout`). */
 const LINGER_IDLE_SECONDS = 5;
+
+/**
+ * srvx, the bridge between `node:http` and the Fetch API, loaded with the
+ * first request that needs it: a start and its `/health` answered from
+ * parts do without it, and on Node without the Fetch implementation it
+ * brings in (together about 50 ms of a start on Node 22).
+ */
+let srvx: typeof import("srvx/node") | undefined;
+let srvxLoading: Promise<unknown> | undefined;
+
+/**
+ * Loads the bridge {@linkcode toRequest} and the sending of streamed
+ * responses need; at once when it is loaded.
+ */
+export function loadBridge(): Promise<unknown> | undefined {
+  if (srvx !== undefined) return undefined;
+  return srvxLoading ??= import("srvx/node").then((module) => {
+    srvx = module;
+  });
+}
 
 /** What {@linkcode serveHttp} needs besides the request. */
 export interface ServeOptions {
@@ -58,6 +81,14 @@ export async function serveHttp(
   detached = false,
 ): Promise<void> {
   const { logger } = options;
+  try {
+    await loadBridge();
+  } catch (error) {
+    // An install without its dependencies: every such request fails.
+    logger("error", "Cannot load srvx", { error });
+    res.writeHead(500).end();
+    return;
+  }
   let response: Response;
   try {
     response = await broker.fetch(
@@ -97,7 +128,7 @@ export function serveDetached(
   socket: Duplex,
   options: ServeOptions,
 ): void {
-  const res = new ServerResponse(req);
+  const res = new http.ServerResponse(req);
   res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
   res.once("finish", () => {
@@ -172,7 +203,8 @@ function armSendDeadline(
  * body is left out.
  *
  * @throws {TypeError} For a method that the Fetch API forbids, such as
- * TRACE, on a request with a body.
+ * TRACE, on a request with a body; or when the bridge is not loaded yet
+ * (await {@linkcode loadBridge} first).
  */
 export function toRequest(
   req: IncomingMessage,
@@ -184,7 +216,8 @@ export function toRequest(
   if (host?.includes(".:") || host?.endsWith(".")) {
     req.headers.host = host.replace(/\.(?=:\d+$|$)/, "");
   }
-  const request = new NodeRequest({ req });
+  if (srvx === undefined) throw new TypeError("The bridge is not loaded");
+  const request = new srvx.NodeRequest({ req });
   const method = request.method;
   if (method === "GET" || method === "HEAD") return request;
   const hasBody = req.headers["transfer-encoding"] !== undefined ||
@@ -246,7 +279,11 @@ function readWhole(req: IncomingMessage): Promise<Uint8Array> {
       stop();
       // Every byte is written below. A zeroed buffer cost 20 µs here where
       // the broker holds many pods (a memory registry), this one 10 µs.
-      const body = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
+      const body = new Uint8Array(
+        NodeBuffer.allocUnsafeSlow(size).buffer,
+        0,
+        size,
+      );
       let at = 0;
       for (const chunk of chunks) {
         body.set(chunk, at);
@@ -305,7 +342,7 @@ function createBodyStream(
  */
 function send(res: ServerResponse, response: Response): Promise<void> | void {
   const body = response.body === null ? null : heldBody(response);
-  if (body === undefined) return sendNodeResponse(res, forNode(response));
+  if (body === undefined) return srvx!.sendNodeResponse(res, forNode(response));
   const head: string[] = [];
   let sized = false;
   for (const [name, value] of response.headers) {
@@ -313,7 +350,11 @@ function send(res: ServerResponse, response: Response): Promise<void> | void {
     if (name === "content-length") sized = true;
   }
   if (body !== null && !sized) head.push("content-length", `${body.length}`);
-  res.writeHead(response.status, STATUS_CODES[response.status] ?? "", head);
+  res.writeHead(
+    response.status,
+    http.STATUS_CODES[response.status] ?? "",
+    head,
+  );
   res.end(body === null || res.req.method === "HEAD" ? undefined : body);
 }
 
@@ -321,7 +362,7 @@ function send(res: ServerResponse, response: Response): Promise<void> | void {
 function forNode(response: Response): Response {
   return new Response(response.body, {
     status: response.status,
-    statusText: response.statusText || STATUS_CODES[response.status] || "",
+    statusText: response.statusText || http.STATUS_CODES[response.status] || "",
     headers: response.headers,
   });
 }
@@ -341,8 +382,8 @@ function forNode(response: Response): Response {
  */
 function drainBody(req: IncomingMessage, maxBytes: number): void {
   const stop = () => {
-    clearTimeout(deadline);
-    clearTimeout(idle);
+    timers.clearTimeout(deadline);
+    timers.clearTimeout(idle);
   };
   // A request whose body has all arrived is finished, never cut: the
   // client has sent it whole and may send its next request on this
@@ -359,8 +400,8 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     stop();
     req.socket.destroy();
   };
-  const deadline = setTimeout(destroy, LINGER_SECONDS * 1000);
-  const idle = setTimeout(
+  const deadline = timers.setTimeout(destroy, LINGER_SECONDS * 1000);
+  const idle = timers.setTimeout(
     () => expireIfStillIdle(req.socket, destroy),
     LINGER_IDLE_SECONDS * 1000,
   );
@@ -375,7 +416,7 @@ function drainBody(req: IncomingMessage, maxBytes: number): void {
     }
     req.pause();
     // The parser marks the request complete just after its last chunk.
-    setImmediate(finishIfComplete);
+    timers.setImmediate(finishIfComplete);
   });
   req.once("end", stop);
   req.once("close", stop);
@@ -399,7 +440,7 @@ export async function writeRawResponse(
       ? new Uint8Array(0)
       : new Uint8Array(await response.arrayBuffer());
     let head = `HTTP/1.1 ${response.status} ${
-      STATUS_CODES[response.status] ?? ""
+      http.STATUS_CODES[response.status] ?? ""
     }\r\n`;
     for (const [name, value] of response.headers) {
       head += `${name}: ${value}\r\n`;
@@ -410,7 +451,7 @@ export async function writeRawResponse(
     head += "Connection: close\r\n\r\n";
     if (socket.writable) {
       socket.once("finish", () => socket.destroy());
-      socket.end(Buffer.concat([Buffer.from(head, "latin1"), body]));
+      socket.end(NodeBuffer.concat([NodeBuffer.from(head, "latin1"), body]));
     } else {
       socket.destroy();
     }

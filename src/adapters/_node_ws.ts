@@ -11,16 +11,18 @@
  */
 
 import type { Buffer } from "node:buffer";
-import { Buffer as NodeBuffer } from "node:buffer";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { clearInterval, setImmediate, setInterval } from "node:timers";
 // @ts-types="@types/ws"
 import type { RawData, ServerOptions, WebSocket, WebSocketServer } from "ws";
 import type { Admission, Broker } from "../http/broker.ts";
 import type { Logger } from "../_util/log.ts";
 import { connectSocket } from "./_wiring.ts";
 import { CLOSE_DEADLINE_MS } from "../signaling/close.ts";
+import { nodeBuiltin } from "../_util/host.ts";
+
+const timers = nodeBuiltin("node:timers");
+const { Buffer: NodeBuffer } = nodeBuiltin("node:buffer");
 
 /** How often the heartbeat looks at its next slice of sockets. */
 const HEARTBEAT_TICK_MS = 100;
@@ -138,7 +140,7 @@ export function createNodeSignaling(
         // frames). Nothing more is read: the peer's sending stalls, and the
         // deadline drops the connection. After ws's own resume, which it
         // schedules before telling us.
-        setImmediate(() => socket.pause());
+        timers.setImmediate(() => socket.pause());
       });
       ws.on("close", (code: number) => {
         lastSeen.delete(ws);
@@ -149,7 +151,7 @@ export function createNodeSignaling(
 
   function close(): void {
     for (const ws of lastSeen.keys()) ws.terminate();
-    clearInterval(heartbeat);
+    timers.clearInterval(heartbeat);
     wss?.close();
   }
 
@@ -164,7 +166,7 @@ function startHeartbeat(
   lastSeen: Map<WebSocket, number>,
   ended: WeakMap<WebSocket, number>,
   pingIntervalMs: number,
-): ReturnType<typeof setInterval> {
+): ReturnType<typeof timers.setInterval> {
   // Each socket is looked at once every half interval, so that a silent
   // socket is pinged after one to one and a half intervals and dropped
   // after two to two and a half. The sockets are looked at in slices, one
@@ -175,7 +177,7 @@ function startHeartbeat(
   const round = Math.max(1, Math.floor(pingIntervalMs / 2));
   const tick = Math.min(HEARTBEAT_TICK_MS, round);
   let cursor: Iterator<[WebSocket, number]> | undefined;
-  const heartbeat = setInterval(() => {
+  const heartbeat = timers.setInterval(() => {
     cursor ??= lastSeen.entries();
     const now = Date.now();
     for (let n = Math.ceil(lastSeen.size * tick / round); n > 0; n--) {

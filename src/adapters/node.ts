@@ -8,26 +8,20 @@
  */
 
 import type { Buffer } from "node:buffer";
-import {
-  createServer,
-  type IncomingMessage,
-  type Server,
-  type ServerOptions,
-  type ServerResponse,
+import type {
+  IncomingMessage,
+  Server,
+  ServerOptions,
+  ServerResponse,
 } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Duplex } from "node:stream";
-import {
-  clearInterval,
-  clearTimeout,
-  setInterval,
-  setTimeout,
-} from "node:timers";
 import { type Admission, createBroker } from "../http/broker.ts";
 import { type ResolvedOptions, resolveOptions } from "../config/options.ts";
 import type { SignalServer, SignalServerOptions } from "../config/types.ts";
 import {
   isUpgradeRequest,
+  loadBridge,
   serveDetached,
   serveHttp,
   type ServeOptions,
@@ -39,6 +33,13 @@ import { expireIfStillIdle } from "./_node_idle.ts";
 import { createNodeSignaling } from "./_node_ws.ts";
 import { serveReady } from "./_node_ready.ts";
 import { startListeners } from "./_wiring.ts";
+import { nodeBuiltin } from "../_util/host.ts";
+
+// Through host.ts, not `import`: see nodeBuiltin.
+const { createServer } = nodeBuiltin("node:http");
+const { clearInterval, clearTimeout, setInterval, setTimeout } = nodeBuiltin(
+  "node:timers",
+);
 
 /**
  * Connections the kernel may hold for the server before it accepts them
@@ -228,6 +229,7 @@ async function upgrade(
 ): Promise<void> {
   let request: Request;
   try {
+    await loadBridge();
     request = toRequest(req, null);
   } catch (error) {
     logger("debug", "Cannot bridge the request", { error });

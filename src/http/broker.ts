@@ -13,7 +13,12 @@ import type { ResolvedOptions } from "../config/options.ts";
 import { BrokerError, problem, PROBLEM_CODES } from "./problem.ts";
 import { upgradeRequired } from "./answers.ts";
 import { createFrontPage } from "./routes/front.ts";
-import { handleHealth } from "./routes/health.ts";
+import {
+  handleHealth,
+  type HealthReport,
+  healthReport,
+  readyHealth,
+} from "./routes/health.ts";
 import {
   createPodContext,
   handleMeta,
@@ -144,7 +149,7 @@ export function createBroker(options: ResolvedOptions): Broker {
   const startedAt = Date.now();
   const isPodOrigin = podHosts?.isPodOrigin.bind(podHosts);
   const health = () =>
-    handleHealth(
+    healthReport(
       hub.stats,
       startedAt,
       dialects.health(),
@@ -277,7 +282,7 @@ interface RouteParts {
   readonly pods: PodContext;
   readonly podHosts: PodHosts | null;
   readonly budget: UploadBudget;
-  readonly health: () => Response;
+  readonly health: () => HealthReport;
   readonly admit: (input: RouteRequest) => Response | Admission;
   readonly dialectRoutes: readonly Route[];
   readonly metrics: Metrics | null;
@@ -308,6 +313,7 @@ function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
     );
 
   const front = createFrontPage(options);
+  const healthAnswer = () => handleHealth(health());
   return [
     { pattern: "/", cors: false, methods: { GET: front, HEAD: front } },
     {
@@ -322,7 +328,12 @@ function routeTable(options: ResolvedOptions, parts: RouteParts): Route[] {
           ),
       },
     },
-    { pattern: "/health", cors: true, methods: { GET: health, HEAD: health } },
+    {
+      pattern: "/health",
+      cors: true,
+      methods: { GET: healthAnswer, HEAD: healthAnswer },
+      ready: () => readyHealth(health()),
+    },
     { pattern: "/signal", cors: false, upgrade: true, methods: { GET: admit } },
     ...parts.dialectRoutes,
     { pattern: "/:id/meta", cors: true, methods: { GET: meta, HEAD: meta } },

@@ -10,8 +10,8 @@
  * (`locate`: target, base URL, pod host, route): as a web `Request`
  * (`handle`), or, for an adapter that writes answers itself (`node:http`),
  * as a bare head (`ready`), answered only when its route holds a ready
- * `200` in parts for it (a hot pod; `Route.ready`), with the headers
- * `handle` would add; anything else is null, and the adapter calls
+ * `200` in parts for it (a hot pod, `/health`; `Route.ready`), with the
+ * headers `handle` would add (CORS, HSTS); anything else is null, and the adapter calls
  * `handle`.
  *
  * @module
@@ -100,6 +100,8 @@ const CORS_HEADERS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Expose-Headers": "Location, ETag",
 } as const;
+/** The same, flat, for an answer in parts. */
+const CORS_HEAD = Object.entries(CORS_HEADERS).flat();
 
 /**
  * Builds the pipeline over the route tables.
@@ -246,8 +248,8 @@ type Locate = (
 /**
  * The pipeline's way in for a bare head: a request's ready `200` in parts,
  * when its route holds one for it (see `Route.ready`), with the headers
- * `handle` adds; counted and logged as any answer. Only a request that
- * needs no normalizing is taken: an origin-form target and a `Host` as it
+ * `handle` adds; counted and logged as any answer. Only a `GET` or `HEAD`
+ * that needs no normalizing is taken: an origin-form target and a `Host` as it
  * is valid; any other goes the long way, where it is normalized or
  * refused.
  */
@@ -256,9 +258,10 @@ function createReady(
   observer: Observe | null,
 ): Pipeline["ready"] {
   return (head: RequestHead, peerAddress?: string): ReadyAnswer | null => {
-    const { url, headers } = head;
+    const { url, headers, method } = head;
     const host = headers.get("Host");
     if (
+      (method !== "GET" && method !== "HEAD") ||
       url.charCodeAt(0) !== 0x2f || host === null || !isValidHost(host) ||
       /\.(?::|$)/.test(host)
     ) {
@@ -290,12 +293,12 @@ function createReady(
       length: parts.body.length,
       peerAddress,
     });
-    return hsts(baseUrl)
-      ? {
-        head: [...parts.head, "Strict-Transport-Security", HSTS],
-        body: parts.body,
-      }
-      : parts;
+    const { cors } = match!.route;
+    if (!cors && !hsts(baseUrl)) return parts;
+    const answer = [...parts.head];
+    if (cors) answer.push(...CORS_HEAD);
+    if (hsts(baseUrl)) answer.push("Strict-Transport-Security", HSTS);
+    return { head: answer, body: parts.body };
   };
 }
 

@@ -158,13 +158,43 @@ export function jsonResponse(
   status = 200,
   contentType = "application/json",
 ): Response {
+  const { head, body } = jsonParts(value, headers, contentType);
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < head.length; i += 2) pairs.push([head[i]!, head[i + 1]!]);
+  return heldResponse(body, { status, headers: pairs });
+}
+
+/**
+ * The header list and bytes of {@linkcode jsonResponse}'s answer, for an
+ * adapter that writes answers itself (see `Route.ready`).
+ *
+ * @param value Serialized with `JSON.stringify`.
+ * @param headers Extra headers, before `Content-Type` and `Content-Length`.
+ * @param contentType The media type.
+ * @returns Header names and values, flat, and the body.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { jsonParts } from "./problem.ts";
+ *
+ * const { head, body } = jsonParts({ ok: true }, { "Cache-Control": "no-store" });
+ * assert.deepEqual(head, [
+ *   "Cache-Control", "no-store",
+ *   "Content-Type", "application/json",
+ *   "Content-Length", "11",
+ * ]);
+ * assert.equal(body.length, 11);
+ * ```
+ */
+export function jsonParts(
+  value: unknown,
+  headers: Record<string, string> = {},
+  contentType = "application/json",
+): { head: string[]; body: Uint8Array<ArrayBuffer> } {
   const body = encoder.encode(JSON.stringify(value));
-  return heldResponse(body, {
-    status,
-    headers: {
-      ...headers,
-      "Content-Type": contentType,
-      "Content-Length": String(body.length),
-    },
-  });
+  const head: string[] = [];
+  for (const [name, text] of Object.entries(headers)) head.push(name, text);
+  head.push("Content-Type", contentType, "Content-Length", `${body.length}`);
+  return { head, body };
 }

@@ -79,8 +79,9 @@ export interface Route {
   readonly upgrade?: boolean;
   /**
    * Set on a route whose `GET` or `HEAD` may be answered by a ready `200`
-   * held in parts (a hot pod): those parts, exactly the `200` its handler
-   * would give the same request, or null when the handler must answer. An
+   * held in parts (a hot pod, `/health`): those parts, exactly the `200`
+   * its handler would give the same request (the pipeline adds the CORS
+   * and HSTS headers to both), or null when the handler must answer. An
    * adapter that writes parts itself (`node:http`) asks for them first.
    */
   readonly ready?: (request: ReadyRequest) => ReadyParts | null;

@@ -115,3 +115,58 @@ try { await createRedisBus({ url: "http://x" }); } catch (error) { console.log(e
     await Deno.remove(project, { recursive: true });
   }
 });
+
+Deno.test("on Node, a start and its /health load neither srvx nor Node's Fetch implementation: the first request answered the long way loads them", async () => {
+  const project = await installTarball(await ensureTarball());
+  try {
+    // The script reaches node:http as the broker does: an `import` of it
+    // would load Node's Fetch implementation itself.
+    const script = join(project, "health.mjs");
+    await Deno.writeTextFile(
+      script,
+      `import { createSignalServer, MemoryRegistry } from "${PACKAGE_NAME}";
+const http = process.getBuiltinModule("node:http");
+const fetchLoaded = () => process.moduleLoadList.some((m) => m.includes("undici"));
+const ask = (port, method, path) => new Promise((resolve, reject) => {
+  http.request({ host: "127.0.0.1", port, method, path }, (res) => {
+    let body = "";
+    res.setEncoding("utf8").on("data", (chunk) => (body += chunk));
+    res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body }));
+  }).on("error", reject).setTimeout(10000, () => reject(new Error("no answer"))).end();
+});
+const server = await createSignalServer({ registry: new MemoryRegistry(), port: 0, hostname: "127.0.0.1", accessLog: "off" });
+const atStart = fetchLoaded();
+const get = await ask(server.port, "GET", "/health");
+const head = await ask(server.port, "HEAD", "/health");
+const afterHealth = fetchLoaded();
+const missing = await ask(server.port, "GET", "/AAAAAAAAAAAA");
+console.log(JSON.stringify({ atStart, afterHealth, afterMissing: fetchLoaded(), get, head, missing: missing.status }));
+await server.close();`,
+    );
+    const out = JSON.parse(
+      await run(await nodePath(), [script], project, 60_000),
+    );
+    assert.equal(out.atStart, false, "a start loads Node's Fetch");
+    assert.equal(out.afterHealth, false, "/health loads Node's Fetch");
+    assert.equal(out.get.status, 200);
+    assert.equal(JSON.parse(out.get.body).status, "ok");
+    assert.equal(out.get.headers["cache-control"], "no-store");
+    assert.equal(out.get.headers["content-type"], "application/json");
+    assert.equal(out.get.headers["access-control-allow-origin"], "*");
+    assert.equal(
+      Number(out.get.headers["content-length"]),
+      new TextEncoder().encode(out.get.body).length,
+    );
+    assert.equal(out.head.status, 200);
+    assert.equal(out.head.body, "");
+    assert.equal(
+      out.head.headers["content-length"],
+      out.get.headers["content-length"],
+    );
+    // The long way (a 404 problem) loads them, and still answers.
+    assert.equal(out.missing, 404);
+    assert.equal(out.afterMissing, true);
+  } finally {
+    await Deno.remove(project, { recursive: true });
+  }
+});

@@ -1,6 +1,6 @@
 // What starting the broker loads: the entries' static import graph (from
-// `deno info`) holds no bundler, no CLI tool and no npm package (srvx aside,
-// on node:http), and on Deno.serve no node: module; each is one dynamic
+// `deno info`) holds no bundler, no CLI tool, no npm package and no node:
+// module; each is one dynamic
 // import away, or loaded on first use. The modules a serving start loads
 // are held here by name: one joins the set only when serving needs it before
 // its first request (deno.json's "lazy-dynamic-imports" keeps every dynamic
@@ -83,7 +83,7 @@ function servingSet(entry: string): string[] {
   return [...held, ...ENTRY[entry]!].sort();
 }
 
-Deno.test("a serving start loads the modules held here and never the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package but srvx on node:http are dynamic imports only; Deno.serve loads no node: module, node:http only the three its adapter needs", async () => {
+Deno.test("a serving start loads the modules held here and never the bundler: bundler/, esbuild, the CLI's tools, libsodium and every package (srvx on node:http too) are dynamic imports only, and neither entry imports a node: module", async () => {
   for (const entry of ["src/mod.ts", "src/mod_node.ts"]) {
     const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["info", "--json", entry],
@@ -125,24 +125,25 @@ Deno.test("a serving start loads the modules held here and never the bundler: bu
     for (const path of ["/src/bundler/mod.ts", "/src/cli/pod_tools.ts"]) {
       assert.ok(info.modules.some((m) => m.specifier.endsWith(path)), path);
     }
-    // The packages a serving start loads, held: every other one (ws for
-    // the first WebSocket on node:http, libsodium, @noble/curves for /nostr,
-    // ioredis, postgres, esbuild, parse5, fflate) is a dynamic import away,
-    // loaded when its feature is first used.
+    // No package loads with a start: each one (srvx for the first request
+    // on node:http that is not answered from parts, ws for the first
+    // WebSocket there, libsodium, @noble/curves for /nostr, ioredis,
+    // postgres, esbuild, parse5, fflate) is a dynamic import away, loaded
+    // when its feature is first used.
     const packages = [...loaded].flatMap((s) => {
       const name = /^npm:\/?(@?[^@/]+(?:\/[^@/]+)?)@/.exec(s)?.[1];
       return name === undefined ? [] : [name];
     });
     assert.deepEqual(
       packages,
-      entry === "src/mod.ts" ? [] : ["srvx"],
+      [],
       `${entry} loads these packages statically`,
     );
-    // On Deno.serve, no node: module: the first one loads Deno's Node layer
-    // (see src/_util/host.ts). On node:http, only those its adapter needs:
-    // on Node each imported one costs its ESM facade (`node:process`'s opens
-    // standard input); the rest load on first use. Type-only imports load
-    // nothing.
+    // No node: module is imported: on Deno.serve the first one loads Deno's
+    // Node layer, and on Node each imported one costs its ESM facade
+    // (node:http's loads Node's Fetch implementation); the node:http
+    // adapter reaches what it needs through src/_util/host.ts's
+    // nodeBuiltin. Type-only imports load nothing.
     const imports = [...loaded].flatMap((s) =>
       (bySpecifier.get(s)?.dependencies ?? []).flatMap((dependency) =>
         dependency.code && !dependency.isDynamic &&
@@ -153,7 +154,7 @@ Deno.test("a serving start loads the modules held here and never the bundler: bu
     );
     assert.deepEqual(
       [...new Set(imports.map(([, module]) => module))].sort(),
-      entry === "src/mod.ts" ? [] : ["node:buffer", "node:http", "node:timers"],
+      [],
       `${entry} loads these node: modules (${
         imports.map(([by, module]) => `${by}: ${module}`).join(", ")
       })`,
