@@ -11,8 +11,8 @@
  * (`handle`), or, for an adapter that writes answers itself (`node:http`),
  * as a bare head (`ready`), answered only when its route holds a ready
  * `200` in parts for it (a hot pod, `/health`; `Route.ready`), with the
- * headers `handle` would add (CORS, HSTS); anything else is null, and the adapter calls
- * `handle`.
+ * headers `handle` would add (CORS, HSTS); anything else is null, and the
+ * adapter calls `handle`.
  *
  * @module
  */
@@ -249,8 +249,8 @@ type Locate = (
  * The pipeline's way in for a bare head: a request's ready `200` in parts,
  * when its route holds one for it (see `Route.ready`), with the headers
  * `handle` adds; counted and logged as any answer. Only a `GET` or `HEAD`
- * that needs no normalizing is taken: an origin-form target and a `Host` as it
- * is valid; any other goes the long way, where it is normalized or
+ * that needs no normalizing is taken: an origin-form target and a `Host` as
+ * it is valid; any other goes the long way, where it is normalized or
  * refused.
  */
 function createReady(
