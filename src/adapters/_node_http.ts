@@ -47,8 +47,9 @@ let srvx: typeof import("srvx/node") | undefined;
 let srvxLoading: Promise<unknown> | undefined;
 
 /**
- * Loads the bridge {@linkcode toRequest} and the sending of streamed
- * responses need; at once when it is loaded.
+ * Loads the bridge that {@linkcode toRequest} and a streamed response need.
+ *
+ * @returns What settles once it is loaded, or undefined when it is already.
  */
 export function loadBridge(): Promise<unknown> | undefined {
   if (srvx !== undefined) return undefined;
